@@ -1,0 +1,54 @@
+"""The benchmark problem interface."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..space import Space
+
+__all__ = ["Problem"]
+
+
+class Problem:
+    """A benchmark problem: a search space and an objective to minimize.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, e.g. ``"branin"``.
+    dimensions : list or dict of dimensions
+        The search space.
+    optimal_value : float or None
+        Known global minimum, or None when unknown.
+    optimizers : list of points
+        Known global minimizers (possibly only some of them).
+
+    Calling the problem on a user-facing point gives the objective value.
+    Subclasses implement ``evaluate`` on a float array (for continuous
+    problems) or override ``__call__``.
+    """
+
+    def __init__(self, name: str, dimensions: Any, optimal_value: float | None = None,
+                 optimizers: list | None = None):
+        self.name = name
+        self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
+        self.optimal_value = optimal_value
+        self.optimizers = list(optimizers or [])
+
+    def __call__(self, x: Any) -> float:
+        self.space.encode([x])  # raises a clear ValueError for infeasible points
+        return self.evaluate(np.asarray(x, dtype=float))
+
+    def evaluate(self, x: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def regret(self, value: float) -> float:
+        """``value - optimal_value``; raises if the optimum is unknown."""
+        if self.optimal_value is None:
+            raise ValueError(f"problem {self.name!r} has no known optimal value")
+        return value - self.optimal_value
+
+    def __repr__(self) -> str:
+        return f"<Problem {self.name}: {self.space.n_dims} dimensions>"

@@ -1,0 +1,114 @@
+"""Continuous benchmark functions of Kim & Choi (2022), with the domains of its code.
+
+Formulas, constants, domains and optima follow ``problems.md`` §2. Every
+function is noise-free and is minimized.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..space import Real
+from .base import Problem
+
+__all__ = ["Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock"]
+
+
+class Ackley(Problem):
+    """Ackley function, ``a = 20, b = 0.2, c = 2 pi``, on ``[-32.768, 32.768]^d``."""
+
+    def __init__(self, dim: int = 4):
+        self.dim = int(dim)
+        super().__init__(f"ackley_{self.dim}", [Real(-32.768, 32.768) for _ in range(self.dim)],
+                         optimal_value=0.0, optimizers=[[0.0] * self.dim])
+
+    def evaluate(self, x: np.ndarray) -> float:
+        d = len(x)
+        return float(-20.0 * math.exp(-0.2 * math.sqrt(np.sum(x**2) / d))
+                     - math.exp(np.sum(np.cos(2.0 * math.pi * x)) / d) + 20.0 + math.e)
+
+
+class Bohachevsky(Problem):
+    """Bohachevsky function 1 on ``[-100, 100]^2``."""
+
+    def __init__(self):
+        super().__init__("bohachevsky", [Real(-100.0, 100.0), Real(-100.0, 100.0)],
+                         optimal_value=0.0, optimizers=[[0.0, 0.0]])
+
+    def evaluate(self, x: np.ndarray) -> float:
+        x1, x2 = x
+        return float(x1**2 + 2.0 * x2**2 - 0.3 * math.cos(3.0 * math.pi * x1)
+                     - 0.4 * math.cos(4.0 * math.pi * x2) + 0.7)
+
+
+class Branin(Problem):
+    """Branin-Hoo function on ``[-5, 10] x [0, 15]``; three global minimizers."""
+
+    def __init__(self):
+        b, c = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi
+        minimizers = [[x1, b * x1**2 - c * x1 + 6.0] for x1 in (-math.pi, math.pi, 3 * math.pi)]
+        super().__init__("branin", [Real(-5.0, 10.0), Real(0.0, 15.0)],
+                         optimal_value=5.0 / (4.0 * math.pi), optimizers=minimizers)
+
+    def evaluate(self, x: np.ndarray) -> float:
+        x1, x2 = x
+        b, c, r, s, t = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi, 6.0, 10.0, 1.0 / (8.0 * math.pi)
+        return float((x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1.0 - t) * math.cos(x1) + s)
+
+
+_HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+_HARTMANN_A = np.array([
+    [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
+    [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
+    [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
+    [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
+])
+_HARTMANN_P = 1e-4 * np.array([
+    [1312, 1696, 5569, 124, 8283, 5886],
+    [2329, 4135, 8307, 3736, 1004, 9991],
+    [2348, 1451, 3522, 2883, 3047, 6650],
+    [4047, 8828, 8732, 5743, 1091, 381],
+])
+
+
+class Hartmann6(Problem):
+    """Hartmann 6-D function on ``[0, 1]^6``."""
+
+    def __init__(self):
+        super().__init__("hartmann6", [Real(0.0, 1.0) for _ in range(6)],
+                         optimal_value=-3.32236801141551,
+                         optimizers=[[0.20168952, 0.15001069, 0.47687398, 0.27533243,
+                                      0.31165162, 0.65730054]])
+
+    def evaluate(self, x: np.ndarray) -> float:
+        inner = np.sum(_HARTMANN_A * (x[None, :] - _HARTMANN_P) ** 2, axis=1)
+        return float(-np.sum(_HARTMANN_ALPHA * np.exp(-inner)))
+
+
+class Michalewicz(Problem):
+    """Michalewicz function with ``m = 10`` on ``[0, pi]^d``."""
+
+    def __init__(self, dim: int = 2):
+        self.dim = int(dim)
+        optimum = {2: (-1.8013034100985534, [[2.20290552, math.pi / 2]])}.get(self.dim)
+        super().__init__(f"michalewicz_{self.dim}", [Real(0.0, math.pi) for _ in range(self.dim)],
+                         optimal_value=optimum[0] if optimum else None,
+                         optimizers=optimum[1] if optimum else [])
+
+    def evaluate(self, x: np.ndarray) -> float:
+        i = np.arange(1, len(x) + 1)
+        return float(-np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20))
+
+
+class Rosenbrock(Problem):
+    """Rosenbrock function on ``[-2.048, 2.048]^d``."""
+
+    def __init__(self, dim: int = 4):
+        self.dim = int(dim)
+        super().__init__(f"rosenbrock_{self.dim}", [Real(-2.048, 2.048) for _ in range(self.dim)],
+                         optimal_value=0.0, optimizers=[[1.0] * self.dim])
+
+    def evaluate(self, x: np.ndarray) -> float:
+        return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2))

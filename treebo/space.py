@@ -1,0 +1,642 @@
+"""Search spaces: dimensions, encoding to the unit cube, snapping and sampling.
+
+Surrogates only ever see *encoded* points: rows of an array in ``[0, 1]^C``,
+where ``C`` is the number of encoded columns (one per real, integer or binary
+dimension, ``k`` one-hot columns per categorical dimension with ``k`` values).
+Objectives only ever see *user-facing* points: lists (or dicts, when the space
+was built from a dict) of Python values.
+
+Encodings
+---------
+Real
+    ``(x - low) / (high - low)``, or the same on ``log(x)`` for a log-uniform
+    prior.
+Integer
+    The integer ``k`` owns the interval ``[k - 0.5, k + 0.5)`` of an underlying
+    real line (log-scaled for a log-uniform prior), and that line is mapped
+    onto ``[0, 1]``. Every integer therefore gets an equal share of the unit
+    interval under a uniform prior, a uniformly drawn encoded value decodes to
+    a uniformly drawn integer, and ``k`` is encoded at the centre of its share.
+Categorical
+    One-hot over the ``k`` categories; decoding takes the arg-max column.
+Binary
+    ``0`` or ``1``; decoding thresholds at 0.5.
+
+``snap(X) == encode(decode(X))``: it maps any point of the unit cube to the
+encoding of the feasible point it decodes to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension"]
+
+_PRIORS = ("uniform", "log-uniform")
+
+
+def _label(name: str | None) -> str:
+    return f"dimension {name!r}" if name is not None else "dimension"
+
+
+class Dimension:
+    """Base class of a search-space dimension.
+
+    Subclasses define how user-facing values map to encoded columns in
+    ``[0, 1]``. ``n_columns`` is the number of encoded columns.
+    """
+
+    n_columns: int = 1
+
+    def __init__(self, name: str | None = None):
+        if name is not None and not isinstance(name, str):
+            raise ValueError(f"name must be a string or None, got {name!r}")
+        self.name = name
+
+    # -- to be provided by subclasses -------------------------------------
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        """Encode ``n`` values into an array of shape ``(n, n_columns)``."""
+        raise NotImplementedError
+
+    def decode(self, columns: np.ndarray) -> list:
+        """Decode an array of shape ``(n, n_columns)`` into ``n`` values."""
+        raise NotImplementedError
+
+    @property
+    def cardinality(self) -> float:
+        """Number of distinct feasible values (``math.inf`` for reals)."""
+        raise NotImplementedError
+
+    def values(self) -> list:
+        """All feasible values, for discrete dimensions."""
+        raise TypeError(f"{_label(self.name)} is continuous and has no finite list of values")
+
+    # -- shared -----------------------------------------------------------
+    def snap(self, columns: np.ndarray) -> np.ndarray:
+        """Map encoded columns onto the encodings of feasible values."""
+        return self.encode(self.decode(columns))
+
+    def _with_name(self, name: str) -> Dimension:
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.name = name
+        return clone
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def _key(self) -> tuple:
+        raise NotImplementedError
+
+
+def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple:
+    kind = "integers" if integer else "real numbers"
+    for which, value in (("low", low), ("high", high)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{_label(name)}: {which} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{_label(name)}: {which} must be finite, got {value!r}")
+        if integer and float(value) != int(value):
+            raise ValueError(f"{_label(name)}: {which} must be an integer, got {value!r}")
+    if integer:
+        low, high = int(low), int(high)
+    else:
+        low, high = float(low), float(high)
+    if not low < high:
+        raise ValueError(f"{_label(name)}: low must be smaller than high ({kind}), got low={low!r}, "
+                         f"high={high!r}")
+    return low, high
+
+
+def _check_prior(prior: str | None, log: bool, name: str | None) -> str:
+    if prior is None:
+        return "log-uniform" if log else "uniform"
+    if prior not in _PRIORS:
+        raise ValueError(f"{_label(name)}: prior must be one of {_PRIORS}, got {prior!r}")
+    if log and prior != "log-uniform":
+        raise ValueError(f"{_label(name)}: log=True contradicts prior={prior!r}")
+    return prior
+
+
+def _as_float_column(values: Sequence[Any], dim: Dimension) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{_label(dim.name)}: expected numbers, got {list(values)[:5]!r}") from None
+    return array
+
+
+class Real(Dimension):
+    """A real-valued dimension on the closed interval ``[low, high]``.
+
+    Parameters
+    ----------
+    low, high : float
+        Bounds, ``low < high``, both finite.
+    prior : {"uniform", "log-uniform"}, default "uniform"
+        ``"log-uniform"`` encodes ``log(x)``, so candidates are spread evenly
+        over orders of magnitude; it needs ``low > 0``.
+    log : bool, default False
+        Shorthand for ``prior="log-uniform"``.
+    name : str, optional
+        Name of the dimension, used in points given as dicts and in errors.
+    """
+
+    def __init__(self, low: float, high: float, prior: str | None = None, *, log: bool = False,
+                 name: str | None = None):
+        super().__init__(name)
+        self.low, self.high = _check_bounds(low, high, name, integer=False)
+        self.prior = _check_prior(prior, log, name)
+        if self.prior == "log-uniform" and self.low <= 0:
+            raise ValueError(f"{_label(name)}: a log-uniform prior needs low > 0, got low={low!r}")
+        if self.prior == "log-uniform":
+            self._lo, self._hi = math.log(self.low), math.log(self.high)
+        else:
+            self._lo, self._hi = self.low, self.high
+
+    def __repr__(self) -> str:
+        extra = ", prior='log-uniform'" if self.prior == "log-uniform" else ""
+        named = f", name={self.name!r}" if self.name is not None else ""
+        return f"Real({self.low!r}, {self.high!r}{extra}{named})"
+
+    def _key(self) -> tuple:
+        return (self.low, self.high, self.prior, self.name)
+
+    @property
+    def cardinality(self) -> float:
+        return math.inf
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        x = _as_float_column(values, self)
+        # A tiny relative tolerance lets values that went through a decode
+        # round trip (or a float32 copy) back in without a spurious error.
+        tol = 1e-9 * (self.high - self.low)
+        bad = ~((x >= self.low - tol) & (x <= self.high + tol))
+        if bad.any():
+            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is outside "
+                             f"[{self.low!r}, {self.high!r}]")
+        x = np.clip(x, self.low, self.high)
+        if self.prior == "log-uniform":
+            x = np.log(x)
+        u = (x - self._lo) / (self._hi - self._lo)
+        return np.clip(u, 0.0, 1.0)[:, None]
+
+    def decode(self, columns: np.ndarray) -> list:
+        u = np.clip(np.asarray(columns, dtype=float).reshape(-1), 0.0, 1.0)
+        x = self._lo + u * (self._hi - self._lo)
+        if self.prior == "log-uniform":
+            x = np.exp(x)
+        x = np.clip(x, self.low, self.high)
+        return [float(v) for v in x]
+
+    def snap(self, columns: np.ndarray) -> np.ndarray:
+        # Every point of [0, 1] is feasible for a real dimension.
+        return np.clip(np.asarray(columns, dtype=float).reshape(-1, 1), 0.0, 1.0) + 0.0
+
+
+class Integer(Dimension):
+    """An integer dimension taking the values ``low, low + 1, ..., high``.
+
+    Parameters
+    ----------
+    low, high : int
+        Inclusive bounds, ``low < high``.
+    prior : {"uniform", "log-uniform"}, default "uniform"
+        ``"log-uniform"`` spreads candidates evenly over orders of magnitude;
+        it needs ``low >= 1``.
+    log : bool, default False
+        Shorthand for ``prior="log-uniform"``.
+    name : str, optional
+        Name of the dimension.
+    """
+
+    def __init__(self, low: int, high: int, prior: str | None = None, *, log: bool = False,
+                 name: str | None = None):
+        super().__init__(name)
+        self.low, self.high = _check_bounds(low, high, name, integer=True)
+        self.prior = _check_prior(prior, log, name)
+        if self.prior == "log-uniform" and self.low < 1:
+            raise ValueError(f"{_label(name)}: a log-uniform prior needs low >= 1, got low={low!r}")
+        if self.prior == "log-uniform":
+            self._lo, self._hi = math.log(self.low - 0.5), math.log(self.high + 0.5)
+        else:
+            self._lo, self._hi = self.low - 0.5, self.high + 0.5
+
+    def __repr__(self) -> str:
+        extra = ", prior='log-uniform'" if self.prior == "log-uniform" else ""
+        named = f", name={self.name!r}" if self.name is not None else ""
+        return f"Integer({self.low!r}, {self.high!r}{extra}{named})"
+
+    def _key(self) -> tuple:
+        return (self.low, self.high, self.prior, self.name)
+
+    @property
+    def cardinality(self) -> float:
+        return self.high - self.low + 1
+
+    def values(self) -> list:
+        return list(range(self.low, self.high + 1))
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        x = _as_float_column(values, self)
+        bad = ~((x >= self.low) & (x <= self.high) & (x == np.round(x)))
+        if bad.any():
+            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is not an integer in "
+                             f"[{self.low}, {self.high}]")
+        t = np.log(x) if self.prior == "log-uniform" else x
+        return ((t - self._lo) / (self._hi - self._lo))[:, None]
+
+    def decode(self, columns: np.ndarray) -> list:
+        u = np.clip(np.asarray(columns, dtype=float).reshape(-1), 0.0, 1.0)
+        t = self._lo + u * (self._hi - self._lo)
+        x = np.exp(t) if self.prior == "log-uniform" else t
+        k = np.clip(np.floor(x + 0.5), self.low, self.high)
+        return [int(v) for v in k]
+
+
+class Categorical(Dimension):
+    """A categorical dimension over a finite list of values.
+
+    Values may be of any hashable type (strings, numbers, ``None``, tuples,
+    classes, ...). Points are always given back as these values, never as
+    indices. Encoded as one one-hot column per category.
+
+    Parameters
+    ----------
+    categories : sequence of hashable
+        The distinct values, at least one.
+    name : str, optional
+        Name of the dimension.
+    """
+
+    def __init__(self, categories: Iterable[Hashable], *, name: str | None = None):
+        super().__init__(name)
+        if isinstance(categories, (str, bytes)) or not isinstance(categories, Iterable):
+            raise ValueError(f"{_label(name)}: categories must be a list of values, "
+                             f"got {categories!r}")
+        categories = list(categories)
+        if not categories:
+            raise ValueError(f"{_label(name)}: categories must not be empty")
+        index: dict = {}
+        for position, value in enumerate(categories):
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(f"{_label(name)}: category {value!r} is not hashable") from None
+            if value in index:
+                raise ValueError(f"{_label(name)}: category {value!r} appears twice (note that "
+                                 "1, 1.0 and True count as the same value)")
+            index[value] = position
+        self.categories = tuple(categories)
+        self._index = index
+        self.n_columns = len(categories)
+
+    def __repr__(self) -> str:
+        named = f", name={self.name!r}" if self.name is not None else ""
+        return f"Categorical({list(self.categories)!r}{named})"
+
+    def _key(self) -> tuple:
+        return (self.categories, self.name)
+
+    @property
+    def cardinality(self) -> float:
+        return len(self.categories)
+
+    def values(self) -> list:
+        return list(self.categories)
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        positions = np.empty(len(values), dtype=np.intp)
+        for i, value in enumerate(values):
+            try:
+                positions[i] = self._index[value]
+            except (KeyError, TypeError):
+                raise ValueError(f"{_label(self.name)}: {value!r} is not one of the categories "
+                                 f"{list(self.categories)!r}") from None
+        onehot = np.zeros((len(values), self.n_columns))
+        onehot[np.arange(len(values)), positions] = 1.0
+        return onehot
+
+    def decode(self, columns: np.ndarray) -> list:
+        columns = np.asarray(columns, dtype=float).reshape(-1, self.n_columns)
+        return [self.categories[i] for i in np.argmax(columns, axis=1)]
+
+    def snap(self, columns: np.ndarray) -> np.ndarray:
+        columns = np.asarray(columns, dtype=float).reshape(-1, self.n_columns)
+        onehot = np.zeros_like(columns)
+        onehot[np.arange(len(columns)), np.argmax(columns, axis=1)] = 1.0
+        return onehot
+
+
+class Binary(Dimension):
+    """A binary dimension with values ``0`` and ``1`` (``False``/``True`` accepted).
+
+    Parameters
+    ----------
+    name : str, optional
+        Name of the dimension.
+    """
+
+    def __init__(self, *, name: str | None = None):
+        super().__init__(name)
+
+    def __repr__(self) -> str:
+        return f"Binary(name={self.name!r})" if self.name is not None else "Binary()"
+
+    def _key(self) -> tuple:
+        return (self.name,)
+
+    @property
+    def cardinality(self) -> float:
+        return 2
+
+    def values(self) -> list:
+        return [0, 1]
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        x = _as_float_column(values, self)
+        bad = ~((x == 0) | (x == 1))
+        if bad.any():
+            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is not 0 or 1")
+        return x[:, None] + 0.0
+
+    def decode(self, columns: np.ndarray) -> list:
+        u = np.asarray(columns, dtype=float).reshape(-1)
+        return [int(v) for v in (u >= 0.5)]
+
+
+class Space:
+    """A search space: an ordered collection of named dimensions.
+
+    Parameters
+    ----------
+    dimensions : list of Dimension, or dict of name -> Dimension
+        Built from a list, points are lists in the same order; built from a
+        dict, points are dicts keyed by name. A ``(low, high)`` tuple of two
+        ints or two floats is accepted as shorthand for ``Integer`` or ``Real``,
+        and a list of values as shorthand for ``Categorical``.
+
+    Attributes
+    ----------
+    dimensions : list of Dimension
+        The dimensions, each with a name (``"x0"``, ``"x1"``, ... by default).
+    names : list of str
+        Dimension names in order.
+    n_dims : int
+        Number of dimensions.
+    n_columns : int
+        Width of the encoded arrays.
+    cardinality : float
+        Number of distinct feasible points (``math.inf`` if any dimension is
+        real).
+    """
+
+    def __init__(self, dimensions: Sequence[Any] | Mapping[str, Any]):
+        if isinstance(dimensions, Space):
+            dimensions = dimensions._as_given()
+        if isinstance(dimensions, Mapping):
+            self._points_are_dicts = True
+            dims = []
+            for key, dim in dimensions.items():
+                if not isinstance(key, str):
+                    raise ValueError(f"dimension names must be strings, got {key!r}")
+                dim = _as_dimension(dim, key)
+                if dim.name is not None and dim.name != key:
+                    raise ValueError(f"dimension {key!r} is named {dim.name!r} inside; the "
+                                     "names must agree")
+                dims.append(dim._with_name(key))
+        elif isinstance(dimensions, Sequence) and not isinstance(dimensions, (str, bytes)):
+            self._points_are_dicts = False
+            dims = []
+            for i, dim in enumerate(dimensions):
+                dim = _as_dimension(dim, f"x{i}")
+                dims.append(dim if dim.name is not None else dim._with_name(f"x{i}"))
+        else:
+            raise ValueError("dimensions must be a list of dimensions or a dict of name -> "
+                             f"dimension, got {type(dimensions).__name__}")
+        if not dims:
+            raise ValueError("dimensions must not be empty")
+        names = [d.name for d in dims]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+        self.dimensions: list[Dimension] = dims
+        self.names: list[str] = names
+        self.n_dims = len(dims)
+        widths = [d.n_columns for d in dims]
+        offsets = np.concatenate([[0], np.cumsum(widths)])
+        self._slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        self.n_columns = int(offsets[-1])
+
+    def _as_given(self):
+        if self._points_are_dicts:
+            return dict(zip(self.names, self.dimensions))
+        return list(self.dimensions)
+
+    # -- introspection ------------------------------------------------------
+    def __repr__(self) -> str:
+        if self._points_are_dicts:
+            body = ", ".join(f"{n!r}: {d!r}" for n, d in zip(self.names, self.dimensions))
+            return f"Space({{{body}}})"
+        return f"Space([{', '.join(repr(d) for d in self.dimensions)}])"
+
+    def __len__(self) -> int:
+        return self.n_dims
+
+    def __iter__(self):
+        return iter(self.dimensions)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Space) and self.dimensions == other.dimensions
+                and self._points_are_dicts == other._points_are_dicts)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.dimensions), self._points_are_dicts))
+
+    @property
+    def cardinality(self) -> float:
+        total = 1
+        for dim in self.dimensions:
+            total *= dim.cardinality
+        return total
+
+    @property
+    def is_discrete(self) -> bool:
+        """True when every dimension has finitely many values."""
+        return all(not isinstance(d, Real) for d in self.dimensions)
+
+    def columns_of(self, name_or_index: str | int) -> slice:
+        """The encoded columns that belong to one dimension."""
+        if isinstance(name_or_index, str):
+            if name_or_index not in self.names:
+                raise ValueError(f"unknown dimension {name_or_index!r}; known: {self.names}")
+            name_or_index = self.names.index(name_or_index)
+        return self._slices[name_or_index]
+
+    # -- points <-> arrays ---------------------------------------------------
+    def _point_values(self, point: Any) -> list:
+        if self._points_are_dicts:
+            if not isinstance(point, Mapping):
+                raise ValueError(f"points of this space are dicts with keys {self.names}, "
+                                 f"got {point!r}")
+            unknown = [k for k in point if k not in self.names]
+            if unknown:
+                raise ValueError(f"unknown dimension(s) {unknown}; known: {self.names}")
+            missing = [n for n in self.names if n not in point]
+            if missing:
+                raise ValueError(f"point {point!r} is missing dimension(s) {missing}")
+            return [point[n] for n in self.names]
+        if isinstance(point, Mapping) or isinstance(point, (str, bytes)) or not isinstance(
+                point, Sequence | np.ndarray):
+            raise ValueError(f"points of this space are lists of {self.n_dims} values, "
+                             f"got {point!r}")
+        if len(point) != self.n_dims:
+            raise ValueError(f"point {list(point)!r} has {len(point)} values; the space has "
+                             f"{self.n_dims} dimensions {self.names}")
+        return list(point)
+
+    def encode(self, points: Sequence[Any]) -> np.ndarray:
+        """Encode user-facing points.
+
+        Parameters
+        ----------
+        points : sequence of points
+            Each a list (or dict) of values, one per dimension.
+
+        Returns
+        -------
+        X : ndarray of shape (n_points, n_columns)
+            Encoded points in ``[0, 1]``.
+        """
+        if isinstance(points, Mapping) or (len(points) > 0 and self._is_single_point(points)):
+            raise ValueError("encode expects a sequence of points; wrap a single point in a list")
+        rows = [self._point_values(p) for p in points]
+        X = np.empty((len(rows), self.n_columns))
+        for j, (dim, cols) in enumerate(zip(self.dimensions, self._slices)):
+            X[:, cols] = dim.encode([row[j] for row in rows]).reshape(len(rows), -1)
+        return X
+
+    def _is_single_point(self, points: Sequence[Any]) -> bool:
+        first = points[0]
+        if self._points_are_dicts:
+            return isinstance(first, str)
+        # A list of scalars is one point, not a list of points.
+        return not isinstance(first, (Sequence, np.ndarray, Mapping)) or isinstance(
+            first, (str, bytes))
+
+    def decode(self, X: np.ndarray) -> list:
+        """Decode encoded rows into user-facing points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_columns)
+
+        Returns
+        -------
+        points : list of lists (or dicts)
+        """
+        X = self._check_array(X, "X")
+        columns = [dim.decode(X[:, cols]) for dim, cols in zip(self.dimensions, self._slices)]
+        if self._points_are_dicts:
+            return [dict(zip(self.names, values)) for values in zip(*columns)]
+        return [list(values) for values in zip(*columns)]
+
+    def snap(self, X: np.ndarray) -> np.ndarray:
+        """Move encoded rows onto the encodings of feasible points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_columns)
+            Any points of the unit cube.
+
+        Returns
+        -------
+        X_snapped : ndarray of shape (n_points, n_columns)
+            Equal to ``encode(decode(X))``; vectorized per dimension.
+        """
+        X = self._check_array(X, "X")
+        out = np.empty_like(X)
+        for dim, cols in zip(self.dimensions, self._slices):
+            if isinstance(dim, (Real, Categorical)):
+                out[:, cols] = dim.snap(X[:, cols])
+            else:
+                out[:, cols] = dim.encode(dim.decode(X[:, cols])).reshape(len(X), -1)
+        return out
+
+    def sample(self, n_points: int, random_state: Any = None) -> list:
+        """Draw points uniformly under each dimension's prior.
+
+        Parameters
+        ----------
+        n_points : int
+        random_state : int, numpy.random.Generator or None
+
+        Returns
+        -------
+        points : list of n_points points
+        """
+        rng = np.random.default_rng(random_state)
+        return self.decode(self.sample_encoded(n_points, rng))
+
+    def sample_encoded(self, n_points: int, rng: np.random.Generator) -> np.ndarray:
+        """Encoded version of :meth:`sample`: an array of shape (n_points, n_columns)."""
+        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 0:
+            raise ValueError(f"n_points must be a non-negative integer, got {n_points!r}")
+        return self.snap(rng.random((int(n_points), self.n_columns)))
+
+    def grid(self) -> np.ndarray:
+        """Every feasible point of a discrete space, encoded.
+
+        Returns
+        -------
+        X : ndarray of shape (cardinality, n_columns)
+        """
+        if not self.is_discrete:
+            raise ValueError("grid() needs a space without Real dimensions")
+        parts = [dim.encode(dim.values()).reshape(-1, dim.n_columns) for dim in self.dimensions]
+        index = np.indices([len(p) for p in parts]).reshape(len(parts), -1)
+        return np.hstack([p[i] for p, i in zip(parts, index)])
+
+    def _check_array(self, X: Any, argname: str) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1 and X.shape[0] == self.n_columns:
+            X = X[None, :]
+        if X.ndim != 2 or X.shape[1] != self.n_columns:
+            raise ValueError(f"{argname} must have shape (n_points, {self.n_columns}), got "
+                             f"{X.shape}")
+        return X
+
+    def to_dict(self) -> dict:
+        """A JSON-friendly description; equal spaces give equal descriptions."""
+        dims = []
+        for dim in self.dimensions:
+            entry = {"type": type(dim).__name__, "name": dim.name}
+            if isinstance(dim, (Real, Integer)):
+                entry.update(low=dim.low, high=dim.high, prior=dim.prior)
+            elif isinstance(dim, Categorical):
+                entry["categories"] = [repr(c) for c in dim.categories]
+            dims.append(entry)
+        return {"dimensions": dims, "points_are_dicts": self._points_are_dicts}
+
+
+def _as_dimension(spec: Any, name: str) -> Dimension:
+    if isinstance(spec, Dimension):
+        return spec
+    if isinstance(spec, tuple) and len(spec) == 2:
+        low, high = spec
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in spec):
+            return Integer(low, high, name=name)
+        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+               for v in spec):
+            return Real(low, high, name=name)
+    if isinstance(spec, list):
+        return Categorical(spec, name=name)
+    raise ValueError(f"dimension {name!r}: cannot make a dimension from {spec!r}; use Real, "
+                     "Integer, Categorical or Binary")

@@ -1,0 +1,82 @@
+"""Surrogate models and their registry.
+
+Every surrogate follows the contract of :class:`~treebo.surrogates.base.Surrogate`:
+``fit(X, y)``, ``predict(X, return_std=False)`` and ``predict_dist(X)`` returning a
+:class:`~treebo.surrogates.base.Prediction` (mean, variance, epistemic, aleatoric).
+
+Use :func:`make_surrogate` to build one by its short name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .base import MixtureMoments, Prediction, Surrogate, mixture_moments
+
+__all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments", "make_surrogate",
+           "available_surrogates", "surrogate_class"]
+
+# name -> (module, class, extra that provides its optional dependency or None).
+# Modules are imported on first use, so a missing optional dependency only
+# matters to the surrogate that needs it.
+_REGISTRY: dict[str, tuple[str, str, str | None]] = {
+    "rf": ("treebo.surrogates.forest", "RandomForestSurrogate", None),
+    "ert": ("treebo.surrogates.forest", "ExtraTreesSurrogate", None),
+    "bwo": ("treebo.surrogates.forest", "BwOForestSurrogate", None),
+    "gp": ("treebo.surrogates.gp", "GaussianProcessSurrogate", None),
+}
+
+
+def available_surrogates() -> list[str]:
+    """Names accepted by :func:`make_surrogate`, in registry order."""
+    return list(_REGISTRY)
+
+
+def surrogate_class(name: str) -> type:
+    """The class registered under ``name``.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown; the message lists the known names.
+    ImportError
+        If the surrogate needs an optional dependency that is not installed;
+        the message names the extra to install.
+    """
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"unknown surrogate {name!r}; choose one of {available_surrogates()}")
+    module_name, class_name, extra = _REGISTRY[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        if extra is None:
+            raise
+        raise ImportError(f"surrogate {name!r} needs an optional dependency that is missing "
+                          f"({error.name}); install it with: pip install 'treebo[{extra}]'"
+                          ) from error
+    return getattr(module, class_name)
+
+
+def make_surrogate(name: str, **params: Any) -> Surrogate:
+    """Build a surrogate by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available_surrogates`: ``"rf"`` (random forest),
+        ``"ert"`` (extremely randomized trees), ``"bwo"`` (BwO forest),
+        ``"gp"`` (Gaussian process), and the optional models.
+    **params
+        Constructor parameters of that surrogate, e.g. ``n_estimators=50``.
+
+    Returns
+    -------
+    Surrogate
+        An unfitted estimator.
+    """
+    cls = surrogate_class(name)
+    try:
+        return cls(**params)
+    except TypeError as error:
+        raise ValueError(f"invalid parameters for surrogate {name!r}: {error}") from None
