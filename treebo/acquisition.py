@@ -46,8 +46,9 @@ MIN_STD = 1e-12
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_SQRT_PI_OVER_2 = 0.5 * math.log(math.pi / 2.0)
-# Below this z, h(z) = phi(z) + z Phi(z) is phi(z) / z^2 to double precision.
-_Z_ASYMPTOTIC = -1.0 / math.sqrt(np.finfo(float).eps)
+# Below this z, h(z) = phi(z) + z Phi(z) equals phi(z) / z^2 within a relative
+# 3 / z^2 = 3e-12, while w below still carries enough significant digits.
+_Z_ASYMPTOTIC = -1e6
 
 
 def _log_h(z: np.ndarray) -> np.ndarray:
@@ -61,11 +62,20 @@ def _log_h(z: np.ndarray) -> np.ndarray:
     zm = z[middle]
     # h = phi * (1 - |z| Phi/phi) and Phi/phi = sqrt(pi/2) erfcx(-z/sqrt 2).
     w = np.log(erfcx(-zm / math.sqrt(2.0)) * np.abs(zm)) + _LOG_SQRT_PI_OVER_2
-    log1mexp = np.where(w > -math.log(2.0), np.log(-np.expm1(w)), np.log1p(-np.exp(w)))
-    out[middle] = -0.5 * zm**2 - _LOG_SQRT_2PI + log1mexp
+    w = np.minimum(w, -1e-300)  # w < 0 in exact arithmetic; keep rounding from crossing 0
+    out[middle] = -0.5 * zm**2 - _LOG_SQRT_2PI + _log1mexp(w)
     lower = z <= _Z_ASYMPTOTIC
     zl = z[lower]
     out[lower] = -0.5 * zl**2 - _LOG_SQRT_2PI - 2.0 * np.log(np.abs(zl))
+    return out
+
+
+def _log1mexp(w: np.ndarray) -> np.ndarray:
+    """log(1 - exp(w)) for w < 0, accurate on both sides of -log 2 (Maechler 2012)."""
+    out = np.empty_like(w)
+    near_zero = w > -math.log(2.0)
+    out[near_zero] = np.log(-np.expm1(w[near_zero]))
+    out[~near_zero] = np.log1p(-np.exp(w[~near_zero]))
     return out
 
 
@@ -257,10 +267,11 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     """Random neighbours of encoded points, in the spirit of SMAC's local search.
 
     Each neighbour changes a random subset of dimensions of its center (at
-    least one; on average about three): real and integer dimensions take a
-    Gaussian step whose standard deviation is drawn log-uniformly in
-    ``step_range`` (encoded units), binary dimensions flip, categorical ones
-    switch to another category.
+    least one; on average about three): real dimensions take a Gaussian step
+    whose standard deviation is drawn log-uniformly in ``step_range`` (encoded
+    units), integer dimensions move by the same relative amount but at least
+    one value, binary dimensions flip, categorical ones switch to another
+    category.
 
     Parameters
     ----------
@@ -292,9 +303,19 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
         rows = np.flatnonzero(change[:, j])
         if rows.size == 0:
             continue
-        if isinstance(dim, (Real, Integer)):
+        if isinstance(dim, Real):
             column = X[rows, cols.start] + steps[rows] * rng.standard_normal(rows.size)
             X[rows, cols.start] = np.clip(column, 0.0, 1.0)
+        elif isinstance(dim, Integer):
+            # Move by at least one value, so the step survives snapping; the
+            # Gaussian step size is taken relative to the number of values.
+            current = np.array(dim.decode(X[rows, cols]))
+            size = np.abs(rng.standard_normal(rows.size)) * steps[rows] * dim.cardinality
+            shift = np.maximum(1, np.rint(size)).astype(int)
+            shift *= rng.choice([-1, 1], size=rows.size)
+            outside = (current + shift < dim.low) | (current + shift > dim.high)
+            shift[outside] *= -1
+            X[rows, cols.start] = dim.encode(np.clip(current + shift, dim.low, dim.high))[:, 0]
         elif isinstance(dim, Binary):
             X[rows, cols.start] = 1.0 - X[rows, cols.start]
         elif isinstance(dim, Categorical) and dim.n_columns > 1:
@@ -309,9 +330,15 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
 # -- exact row bookkeeping -------------------------------------------------------
 
 def _row_hash(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    # Identical rows always get identical hashes; distinct rows collide only
-    # by accident, and every use below confirms a hash match exactly.
-    return X @ weights
+    # Identical rows must get identical hashes, so no BLAS here: a matrix
+    # product may round differently for different batch sizes. Column-wise
+    # ufuncs apply the same operations in the same order to every row.
+    # Distinct rows collide only by accident, and every use below confirms a
+    # hash match exactly.
+    h = np.zeros(X.shape[0])
+    for j in range(X.shape[1]):
+        h += X[:, j] * weights[j]
+    return h
 
 
 def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:

@@ -27,7 +27,8 @@ from . import acquisition as acq
 from .space import Real, Space
 from .surrogates import Surrogate, make_surrogate
 
-__all__ = ["Optimizer", "OptimizeResult", "Trial", "minimize", "SpaceExhausted"]
+__all__ = ["Optimizer", "OptimizeResult", "Trial", "minimize", "SpaceExhausted",
+           "transform_targets"]
 
 _STATUSES = ("pending", "complete", "failed")
 
@@ -164,6 +165,14 @@ class Optimizer:
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.
         Failed points are never proposed again either way.
+    y_transform : {"auto", "log", "standardize"}, default "auto"
+        How values are turned into the surrogate's targets (see
+        :func:`transform_targets`). ``"log"`` spreads out the values near the
+        best one, which lets a tree ensemble resolve the region that matters;
+        ``"standardize"`` is the plain affine map, better for the GP, whose
+        smooth kernel fits the cusp ``"log"`` puts at the minimum badly.
+        ``"auto"`` takes ``"standardize"`` for smooth surrogates (the GP) and
+        ``"log"`` for everything else.
     random_state : int, numpy.random.Generator or None
         Makes the run reproducible: the same seed and the same told values
         give the same proposals.
@@ -181,7 +190,8 @@ class Optimizer:
                  local_search: bool = True, n_local_candidates: int = 5_000,
                  n_local_centers: int = 5, acq_optimizer: str = "auto",
                  surrogate_params: dict | None = None, acquisition_params: dict | None = None,
-                 failure_value: str | float = "worst", random_state: Any = None):
+                 failure_value: str | float = "worst", y_transform: str = "auto",
+                 random_state: Any = None):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         if isinstance(surrogate, str):
             self._surrogate = make_surrogate(surrogate, **(surrogate_params or {}))
@@ -215,6 +225,9 @@ class Optimizer:
             raise ValueError("failure_value must be 'worst' or a finite number, got "
                              f"{failure_value!r}")
         self.failure_value = failure_value
+        if y_transform not in Y_TRANSFORMS:
+            raise ValueError(f"y_transform must be one of {Y_TRANSFORMS}, got {y_transform!r}")
+        self.y_transform = y_transform
         self.random_state = random_state
         design_rng, self._model_rng, self._acq_rng = _as_seed_sequence_children(random_state, 3)
         self._design = self._make_initial_design(design_rng)
@@ -265,10 +278,10 @@ class Optimizer:
         value, failure = _as_value(y)
         if error is not None:
             failure = str(error)
-        trial = self._pending_trial(encoded)
+        trial = self._pending_trial(x, encoded)
         if trial is None:
-            trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
-                          x_encoded=encoded, origin="user")
+            given = dict(x) if isinstance(x, dict) else list(x)
+            trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user")
             self.trials.append(trial)
         trial.told_at = time.time()
         if failure is None:
@@ -309,9 +322,13 @@ class Optimizer:
             raw = rng.random((n, self.space.n_columns))
         return self.space.snap(raw)
 
-    def _pending_trial(self, encoded: np.ndarray) -> Trial | None:
+    def _pending_trial(self, x: Any, encoded: np.ndarray) -> Trial | None:
+        # Match on the user-facing values: a real decoded from a candidate and
+        # encoded again may differ from the candidate in the last bit.
+        x = x if isinstance(x, dict) else list(x)
         for trial in self.trials:
-            if trial.status == "pending" and np.array_equal(trial.x_encoded, encoded):
+            if trial.status == "pending" and (_same_point(trial.x, x)
+                                              or np.array_equal(trial.x_encoded, encoded)):
                 return trial
         return None
 
@@ -355,8 +372,10 @@ class Optimizer:
 
     def _propose_with_model(self) -> tuple[np.ndarray, str, float, float]:
         X, values = self._training_data()
-        scale = values.std()
-        z = (values - values.mean()) / (scale if scale > 0 else 1.0)
+        kind = self.y_transform
+        if kind == "auto":
+            kind = "standardize" if getattr(self._surrogate, "_smooth", False) else "log"
+        z = transform_targets(values, kind)
 
         start = time.perf_counter()
         model = clone(self._surrogate)
@@ -442,6 +461,51 @@ class Optimizer:
         return best_x
 
 
+#: Accepted values of ``y_transform``.
+Y_TRANSFORMS = ("auto", "log", "standardize")
+
+#: Offset of the log transform, as a fraction of the range of the values.
+LOG_OFFSET = 1e-3
+
+
+def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
+    """Map objective values to the standardized targets a surrogate is fitted on.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Finite objective values (failed evaluations already imputed).
+    kind : {"log", "standardize"}
+        ``"standardize"``: ``(y - mean) / std``. ``"log"``: first
+        ``log((y - min) / (max - min) + LOG_OFFSET)``, a monotone map that
+        stretches the values near the minimum (the best value maps to
+        ``log(1e-3)``, the worst to ``log(1.001)``), then standardized. Both
+        keep the order of the values, so the incumbent stays the minimum.
+        (The optimizer resolves ``"auto"`` before calling this.)
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Mean 0 and standard deviation 1, or all zeros when the values are
+        constant.
+    """
+    if kind not in ("log", "standardize"):
+        raise ValueError(f"kind must be 'log' or 'standardize', got {kind!r}")
+    values = np.asarray(values, dtype=float)
+    span = values.max() - values.min()
+    if kind == "log" and span > 0:
+        values = np.log((values - values.min()) / span + LOG_OFFSET)
+    scale = values.std()
+    return (values - values.mean()) / (scale if scale > 0 else 1.0)
+
+
+def _same_point(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):  # e.g. array-valued comparisons
+        return False
+
+
 def _as_value(y: Any) -> tuple[float | None, str | None]:
     """(value, None) for a finite number, (None, reason) otherwise."""
     if y is None:
@@ -462,7 +526,8 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
              n_candidates: int = 50_000, local_search: bool = True,
              acq_optimizer: str = "auto", surrogate_params: dict | None = None,
              acquisition_params: dict | None = None, failure_value: str | float = "worst",
-             x0: Sequence[Any] | None = None, y0: Sequence[float] | None = None,
+             y_transform: str = "auto", x0: Sequence[Any] | None = None,
+             y0: Sequence[float] | None = None,
              callback: Callable | Iterable[Callable] | None = None,
              random_state: Any = None, verbose: bool = False) -> OptimizeResult:
     """Minimize a black-box function with a tree-ensemble surrogate.
@@ -478,7 +543,8 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     n_calls : int, default 100
         Number of evaluations of ``func``, the initial design included.
     surrogate, acquisition, n_initial_points, initial_design, n_candidates, local_search, \
-acq_optimizer, surrogate_params, acquisition_params, failure_value, random_state
+acq_optimizer, surrogate_params, acquisition_params, failure_value, y_transform, \
+random_state
         As for :class:`Optimizer`.
     x0 : list of points, optional
         Points to evaluate (or, with ``y0``, to tell) before anything else.
@@ -507,7 +573,7 @@ acq_optimizer, surrogate_params, acquisition_params, failure_value, random_state
                           local_search=local_search, acq_optimizer=acq_optimizer,
                           surrogate_params=surrogate_params,
                           acquisition_params=acquisition_params, failure_value=failure_value,
-                          random_state=random_state)
+                          y_transform=y_transform, random_state=random_state)
     x0 = list(x0) if x0 is not None else []
     if y0 is not None:
         y0 = list(y0)

@@ -22,8 +22,9 @@ Categorical
 Binary
     ``0`` or ``1``; decoding thresholds at 0.5.
 
-``snap(X) == encode(decode(X))``: it maps any point of the unit cube to the
-encoding of the feasible point it decodes to.
+``snap(X)`` maps any point of the unit cube to the encoding of the feasible
+point it decodes to: it equals ``encode(decode(X))`` exactly in discrete
+columns and up to floating-point rounding in real ones (which it only clips).
 """
 
 from __future__ import annotations
@@ -110,8 +111,8 @@ def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple
     else:
         low, high = float(low), float(high)
     if not low < high:
-        raise ValueError(f"{_label(name)}: low must be smaller than high ({kind}), got low={low!r}, "
-                         f"high={high!r}")
+        raise ValueError(f"{_label(name)}: low must be smaller than high ({kind}), "
+                         f"got low={low!r}, high={high!r}")
     return low, high
 
 
@@ -125,11 +126,18 @@ def _check_prior(prior: str | None, log: bool, name: str | None) -> str:
     return prior
 
 
+def _first(values: Sequence[Any], bad: np.ndarray) -> Any:
+    """The first offending value as the user gave it (for error messages)."""
+    value = list(values)[int(np.flatnonzero(bad)[0])]
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _as_float_column(values: Sequence[Any], dim: Dimension) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ValueError(f"{_label(dim.name)}: expected numbers, got {list(values)[:5]!r}") from None
+        raise ValueError(f"{_label(dim.name)}: expected numbers, "
+                         f"got {list(values)[:5]!r}") from None
     return array
 
 
@@ -180,7 +188,7 @@ class Real(Dimension):
         tol = 1e-9 * (self.high - self.low)
         bad = ~((x >= self.low - tol) & (x <= self.high + tol))
         if bad.any():
-            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is outside "
+            raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is outside "
                              f"[{self.low!r}, {self.high!r}]")
         x = np.clip(x, self.low, self.high)
         if self.prior == "log-uniform":
@@ -248,8 +256,8 @@ class Integer(Dimension):
         x = _as_float_column(values, self)
         bad = ~((x >= self.low) & (x <= self.high) & (x == np.round(x)))
         if bad.any():
-            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is not an integer in "
-                             f"[{self.low}, {self.high}]")
+            raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is not an "
+                             f"integer in [{self.low}, {self.high}]")
         t = np.log(x) if self.prior == "log-uniform" else x
         return ((t - self._lo) / (self._hi - self._lo))[:, None]
 
@@ -364,7 +372,7 @@ class Binary(Dimension):
         x = _as_float_column(values, self)
         bad = ~((x == 0) | (x == 1))
         if bad.any():
-            raise ValueError(f"{_label(self.name)}: value {x[bad][0]!r} is not 0 or 1")
+            raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is not 0 or 1")
         return x[:, None] + 0.0
 
     def decode(self, columns: np.ndarray) -> list:
@@ -559,7 +567,8 @@ class Space:
         Returns
         -------
         X_snapped : ndarray of shape (n_points, n_columns)
-            Equal to ``encode(decode(X))``; vectorized per dimension.
+            ``encode(decode(X))`` (up to rounding in real columns, which are
+            only clipped to [0, 1]); vectorized per dimension.
         """
         X = self._check_array(X, "X")
         out = np.empty_like(X)
@@ -587,7 +596,8 @@ class Space:
 
     def sample_encoded(self, n_points: int, rng: np.random.Generator) -> np.ndarray:
         """Encoded version of :meth:`sample`: an array of shape (n_points, n_columns)."""
-        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 0:
+        if (isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer))
+                or n_points < 0):
             raise ValueError(f"n_points must be a non-negative integer, got {n_points!r}")
         return self.snap(rng.random((int(n_points), self.n_columns)))
 

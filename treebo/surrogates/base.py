@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments"]
 
@@ -171,8 +171,7 @@ class Surrogate(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_all_finite=True)
-        self.n_features_in_ = X.shape[1]
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         self._fit(X, y)
         return self
 
@@ -189,10 +188,7 @@ class Surrogate(RegressorMixin, BaseEstimator):
             Each field of shape (n_points,).
         """
         check_is_fitted(self, "n_features_in_")
-        X = check_array(X, dtype=np.float64, ensure_all_finite=True)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
-                             f"with {self.n_features_in_}")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._predict_dist(X)
 
     def predict(self, X: Any, return_std: bool = False):

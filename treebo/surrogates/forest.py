@@ -63,8 +63,9 @@ class _TreeEnsemble(Surrogate):
         raise NotImplementedError
 
     def _check_params(self) -> None:
-        if (isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, numbers.Integral)
-                or self.n_estimators < 1):
+        n_estimators = self.n_estimators
+        if (isinstance(n_estimators, bool) or not isinstance(n_estimators, numbers.Integral)
+                or n_estimators < 1):
             raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
         if not (isinstance(self.min_leaf_variance, numbers.Real) and self.min_leaf_variance >= 0):
             raise ValueError("min_leaf_variance must be a non-negative number, got "
@@ -168,7 +169,7 @@ class RandomForestSurrogate(_TreeEnsemble):
 
 
 class ExtraTreesSurrogate(_TreeEnsemble):
-    __doc__ = f"""Extremely randomized trees (Geurts et al. 2006) with law-of-total-variance uncertainty.
+    __doc__ = f"""Extremely randomized trees (Geurts et al. 2006) with total-variance uncertainty.
 
     Each tree sees every point; at each node one uniformly random threshold
     is drawn per candidate feature between the node's smallest and largest

@@ -1,0 +1,120 @@
+"""Seconds per SMBO iteration, per surrogate, against a bare scikit-learn reference.
+
+One iteration is one ``Optimizer.ask()`` with N points already told: fit the
+surrogate on the standardized values, draw 50,000 Sobol candidates (plus the
+local neighbours of the best points), snap and de-duplicate them, predict mean
+and variance, rank by log-EI. In the same run, for the same N and D, the
+reference is a bare ``sklearn.ensemble.ExtraTreesRegressor(n_estimators=100)``
+``.fit(X, y)`` + ``.predict(C)`` on 50,000 random points, which has none of
+that work; the ``ratio`` column divides each surrogate's median by it, so the
+figure survives a noisy machine.
+
+    python benchmarks/iteration_time.py                      # the full grid
+    python benchmarks/iteration_time.py --sizes 200 --dims 6 --surrogates bwo rf
+
+Results are printed and written as JSON to ``benchmarks/results/iteration_time.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import sklearn
+from sklearn.ensemble import ExtraTreesRegressor
+
+import treebo
+from treebo import Optimizer, Real
+
+N_CANDIDATES = 50_000
+
+
+def _objective(X: np.ndarray) -> np.ndarray:
+    # A smooth function with some structure in every coordinate.
+    return np.sin(3 * X).sum(axis=1) + (X - 0.3).__pow__(2).sum(axis=1)
+
+
+def reference_seconds(X: np.ndarray, y: np.ndarray, repeats: int, rng: np.random.Generator,
+                      n_jobs: int | None) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        C = rng.random((N_CANDIDATES, X.shape[1]))
+        start = time.perf_counter()
+        ExtraTreesRegressor(n_estimators=100, n_jobs=n_jobs).fit(X, y).predict(C)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def surrogate_seconds(name: str, X: np.ndarray, y: np.ndarray, repeats: int,
+                      params: dict) -> tuple[list[float], list[float], list[float]]:
+    dims = X.shape[1]
+    opt = Optimizer([Real(0.0, 1.0) for _ in range(dims)], surrogate=name,
+                    surrogate_params=params, n_candidates=N_CANDIDATES, random_state=0)
+    for x, value in zip(X, y):
+        opt.tell(list(x), float(value))
+    totals, fits, acqs = [], [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        x = opt.ask()
+        totals.append(time.perf_counter() - start)
+        trial = opt.trials[-1]
+        fits.append(trial.fit_time)
+        acqs.append(trial.acq_time)
+        opt.tell(x, float(_objective(np.array([x]))[0]))
+    return totals, fits, acqs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
+    parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
+    parser.add_argument("--surrogates", nargs="+", default=["rf", "ert", "bwo", "gp"])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--gp-repeats", type=int, default=2,
+                        help="repeats for the GP, whose fit dominates at large N")
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="threads for the forests and for the reference (default: 1)")
+    parser.add_argument("--out", type=Path,
+                        default=Path(__file__).parent / "results" / "iteration_time.json")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(0)
+    rows = []
+    header = (f"{'N':>5} {'D':>3} {'surrogate':<10} {'median s':>9} {'fit s':>7} {'acq s':>7} "
+              f"{'ratio':>6}")
+    print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
+          f"{platform.processor() or platform.machine()}, n_jobs={args.n_jobs}")
+    print("ratio = surrogate iteration / bare ExtraTreesRegressor(100).fit+predict(50k), "
+          "same run")
+    print(header)
+    for n in args.sizes:
+        for d in args.dims:
+            X = rng.random((n, d))
+            y = _objective(X)
+            reference = statistics.median(reference_seconds(X, y, args.repeats, rng,
+                                                            args.n_jobs))
+            print(f"{n:>5} {d:>3} {'reference':<10} {reference:9.3f} {'':>7} {'':>7} "
+                  f"{1.0:6.2f}", flush=True)
+            rows.append(dict(N=n, D=d, surrogate="reference", median=reference))
+            for name in args.surrogates:
+                params = {} if name == "gp" or args.n_jobs is None else {"n_jobs": args.n_jobs}
+                repeats = args.gp_repeats if name == "gp" else args.repeats
+                totals, fits, acqs = surrogate_seconds(name, X, y, repeats, params)
+                median = statistics.median(totals)
+                print(f"{n:>5} {d:>3} {name:<10} {median:9.3f} {statistics.median(fits):7.3f} "
+                      f"{statistics.median(acqs):7.3f} {median / reference:6.2f}", flush=True)
+                rows.append(dict(N=n, D=d, surrogate=name, median=median,
+                                 fit=statistics.median(fits), acq=statistics.median(acqs),
+                                 ratio=median / reference))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"n_jobs": args.n_jobs, "rows": rows}, indent=1))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

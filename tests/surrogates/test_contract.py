@@ -1,0 +1,99 @@
+"""Every registered surrogate honours the contract of design.md."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_estimator
+
+from treebo.surrogates import available_surrogates, make_surrogate, surrogate_class
+
+# Small settings keep scikit-learn's checks fast; the contract does not depend on them.
+FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_estimators": 10},
+        "gp": {"n_restarts": 0}}
+NAMES = [name for name in available_surrogates() if name in FAST]
+
+
+def _make(name, **extra):
+    return make_surrogate(name, **{**FAST[name], **extra})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scikit_learn_estimator_checks(name):
+    failed = [(r["check_name"], r["exception"]) for r in check_estimator(_make(name), on_fail=None)
+              if r["status"] == "failed"]
+    assert failed == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_clone_and_params_round_trip(name):
+    model = _make(name, random_state=3)
+    copy = clone(model)
+    assert copy is not model and copy.get_params() == model.get_params()
+    assert type(copy) is surrogate_class(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_row(name):
+    p = _make(name).fit(np.array([[0.2, 0.7]]), np.array([3.0])).predict_dist(
+        np.array([[0.2, 0.7], [0.9, 0.1]]))
+    np.testing.assert_allclose(p.mean, 3.0, rtol=1e-6)
+    assert np.all(np.isfinite(p.variance)) and np.all(p.variance >= 0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_constant_targets(name):
+    rng = np.random.default_rng(0)
+    X = rng.random((15, 3))
+    p = _make(name).fit(X, np.full(15, -2.5)).predict_dist(rng.random((50, 3)))
+    np.testing.assert_allclose(p.mean, -2.5, rtol=1e-6)
+    assert np.all(p.variance < 1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_repeated_rows(name):
+    X = np.repeat(np.array([[0.1, 0.1], [0.9, 0.9]]), 5, axis=0)
+    y = np.repeat([0.0, 1.0], 5) + np.tile(np.linspace(-0.1, 0.1, 5), 2)
+    p = _make(name).fit(X, y).predict_dist(np.array([[0.1, 0.1], [0.9, 0.9]]))
+    np.testing.assert_allclose(p.mean, [0.0, 1.0], atol=0.1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_state_reproduces(name):
+    rng = np.random.default_rng(0)
+    X, y, C = rng.random((30, 4)), rng.random(30), rng.random((200, 4))
+    a = _make(name, random_state=5).fit(X, y).predict_dist(C)
+    b = _make(name, random_state=5).fit(X, y).predict_dist(C)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_array_equal(a.variance, b.variance)
+    # A Generator works as well as an int.
+    c = _make(name, random_state=np.random.default_rng(5)).fit(X, y).predict_dist(C)
+    assert np.all(np.isfinite(c.mean))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_many_features(name):
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 300))
+    y = X[:, 0] - X[:, 1]
+    p = _make(name).fit(X, y).predict_dist(rng.random((10, 300)))
+    assert p.mean.shape == (10,) and np.all(np.isfinite(p.variance))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predict_returns_mean_and_total_std(name):
+    rng = np.random.default_rng(1)
+    X, y = rng.random((25, 2)), rng.random(25)
+    model = _make(name, random_state=0).fit(X, y)
+    C = rng.random((40, 2))
+    mean, std = model.predict(C, return_std=True)
+    p = model.predict_dist(C)
+    np.testing.assert_array_equal(mean, p.mean)
+    np.testing.assert_allclose(std**2, p.epistemic + p.aleatoric, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(C), p.mean)
+
+
+def test_registry_errors():
+    with pytest.raises(ValueError, match=r"unknown surrogate 'xgb'; choose one of \['rf'"):
+        make_surrogate("xgb")
+    with pytest.raises(ValueError, match="invalid parameters for surrogate 'rf'"):
+        make_surrogate("rf", n_trees=3)
