@@ -1,0 +1,51 @@
+"""The README's Python examples run as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def _run(source: str, namespace: dict | None = None) -> dict:
+    namespace = {} if namespace is None else namespace
+    exec(compile(source, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    return namespace
+
+
+def _block(marker: str) -> str:
+    matches = [b for b in BLOCKS if marker in b]
+    assert len(matches) == 1, f"expected one README block containing {marker!r}"
+    return matches[0]
+
+
+def test_continuous_example():
+    ns = _run(_block("def branin"))
+    assert ns["res"].fun - 0.397887 < 1e-2
+
+
+def test_binary_example():
+    ns = _run(_block("Binary() for _ in range(20)"))
+    weights = ns["weights"]
+    optimum = float(sum(min(0.0, w + 0.5) for w in weights))
+    # Measured at seed 0: the optimum is found (regret 1e-15) within 60 calls
+    # of a 2^20-point space.
+    assert ns["res"].fun - optimum < 1e-9
+
+
+def test_ask_tell_example():
+    def train_and_validate(learning_rate, width):
+        return (learning_rate - 0.01) ** 2 + (width - 100) ** 2 / 1e4
+
+    ns = _run(_block("opt.ask()"), {"train_and_validate": train_and_validate})
+    assert len(ns["result"].x_iters) == 30
+
+
+@pytest.mark.slow
+def test_mixed_example():
+    ns = _run(_block("load_breast_cancer"))
+    assert set(ns["res"].x) == {"model", "n_estimators", "max_depth", "max_features"}
+    # Measured at seed 0: 3-fold CV error 0.026 after 30 calls.
+    assert ns["res"].fun < 0.04
