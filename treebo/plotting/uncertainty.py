@@ -239,6 +239,7 @@ def plot_uncertainty_1d(example: str | Example1D = "few",
     matplotlib.figure.Figure
         One visible Axes per fitted surrogate, titled with its name.
     """
+    _pyplot()  # fail before fitting anything when matplotlib is missing
     example, predictions, _ = fit_surrogates_1d(example, surrogates, random_state=random_state,
                                                 surrogate_params=surrogate_params)
     if not predictions:
@@ -272,6 +273,7 @@ def plot_bwo_ablation(example: str | Example1D = "few", *, random_state: Any = 4
     matplotlib.figure.Figure
         Four visible Axes, titled ``B``, ``B+O``, ``R+B``, ``R+B+O``.
     """
+    _pyplot()
     models = bwo_ablation_surrogates(random_state, n_estimators)
     example, predictions, _ = fit_surrogates_1d(example, models)
     fig, axes = _grid_figure(len(predictions), ncols, panel_size)
