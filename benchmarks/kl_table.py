@@ -28,6 +28,7 @@ before the divergences; trees often predict a variance of exactly 0.
 
     python benchmarks/kl_table.py                      # everything, ~2 min for 3 forests
     python benchmarks/kl_table.py --surrogates bwo rf --seeds 3 --references ml
+    python benchmarks/kl_table.py --figures docs/figures   # the README's figures
 """
 
 from __future__ import annotations
@@ -166,6 +167,39 @@ def print_spread(results: dict, examples: list[str], labels: list[str],
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
+def write_figures(directory: Path) -> None:
+    """The README's figures: Figure 1 and Figure 6 on ``few``, and where the KL comes from."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treebo.plotting import plot_bwo_ablation, plot_uncertainty_1d
+
+    directory.mkdir(parents=True, exist_ok=True)
+    plot_uncertainty_1d("few").savefig(directory / "uncertainty_few.png", dpi=90)
+    plot_bwo_ablation("few").savefig(directory / "bwo_ablation.png", dpi=90)
+    example = make_1d_example("few")
+    gp, _ = reference_gp(example, "true-noise")
+    ref = gp.predict_dist(example.encode(example.X_test))
+    floor = 1e-12 * float(np.var(example.y_train))
+    fig, ax = plt.subplots(figsize=(8, 2.8))
+    for name in ("rf", "ert", "bwo"):
+        pred = example.fit_predict(make_surrogate(name, random_state=42))
+        ax.semilogy(example.X_test[:, 0], kl_normal(pred.mean, pred.variance, ref.mean,
+                                                    ref.variance, min_variance=floor), label=name)
+    for x in example.X_train[:, 0]:
+        ax.axvline(x, color="grey", linewidth=0.5)
+    ax.set_xlabel("x (grey: the 5 inputs)")
+    ax.set_ylabel("KL(model ‖ GP)")
+    ax.legend(loc="lower left")
+    ax.set_title("few: pointwise KL to a GP with the true noise variance")
+    fig.tight_layout()
+    fig.savefig(directory / "kl_pointwise_few.png", dpi=90)
+    plt.close("all")
+    print(f"wrote the figures to {directory}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--surrogates", nargs="+", default=None,
@@ -176,7 +210,12 @@ def main() -> None:
     parser.add_argument("--no-ablation", action="store_true",
                         help="leave out the Figure 6 forests B, B+O, R+B, R+B+O")
     parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument("--figures", type=Path, default=None, metavar="DIR",
+                        help="only write the README's figures to DIR (e.g. docs/figures)")
     args = parser.parse_args()
+    if args.figures is not None:
+        write_figures(args.figures)
+        return
 
     import qmcpy
 

@@ -150,3 +150,19 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
         plot_uncertainty_1d("few", ["rf"])
     with pytest.raises(ImportError, match=r"pip install 'treebo\[plot\]'"):
         plot_bwo_ablation("few")
+
+
+def test_readme_why_bwo_example_runs():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+              if "uncertainty_report(" in b]
+    assert len(blocks) == 1
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    report = namespace["report"]
+    assert report.n_points == 201 and list(report.coverage) == [0.5, 0.8, 0.95]
+    assert np.isfinite(report.nll) and report.kl_to_reference > 0
+    assert len(_panels(namespace["fig"])) == 4  # the ablation figure, drawn last
