@@ -178,7 +178,7 @@ def main() -> None:
     path = args.json or RESULTS / f"calibration_{args.design}_{args.targets}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                "surrogates": usable, "runs": runs}, indent=1))
+                                "surrogates": usable, "runs": runs}))
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
 
 

@@ -313,7 +313,7 @@ def main() -> None:
             "noise_seed_gp_noise_standardized": noise_fits}
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(record, indent=1))
+    args.json.write_text(json.dumps(record))
     print(f"wrote {args.json} in {time.perf_counter() - start:.0f} s "
           f"({' '.join(sys.argv[1:]) or 'defaults'})")
 
