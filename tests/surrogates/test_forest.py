@@ -129,3 +129,16 @@ def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine_five()
     with pytest.raises(ValueError, match=message):
         clone(BwOForestSurrogate(**bad)).fit(X, y)
+
+
+def test_random_forest_oversampling_draws_alpha_n_points_with_best_splits():
+    # The "B+O" ablation of Kim & Choi's Figure 6: best-split trees on bootstraps of 4N.
+    from treebo.surrogates.forest import RandomForestSurrogate
+
+    X, y = _noisy_sine_five()
+    plain = RandomForestSurrogate(n_estimators=3, random_state=0).fit(X, y)
+    over = RandomForestSurrogate(n_estimators=3, oversampling=4.0, random_state=0).fit(X, y)
+    assert [t.tree_.weighted_n_node_samples[0] for t in plain.estimators_] == [5.0] * 3
+    assert [t.tree_.weighted_n_node_samples[0] for t in over.estimators_] == [20.0] * 3
+    with pytest.raises(ValueError, match="oversampling must be a positive number"):
+        RandomForestSurrogate(oversampling=-1.0).fit(X, y)

@@ -2,3 +2,11 @@
 
 One module per kind of figure; their public functions are re-exported here.
 """
+
+from .uncertainty import (  # noqa: F401
+    bwo_ablation_surrogates,
+    fit_surrogates_1d,
+    plot_bwo_ablation,
+    plot_prediction_1d,
+    plot_uncertainty_1d,
+)

@@ -142,6 +142,10 @@ class RandomForestSurrogate(_TreeEnsemble):
     ----------{_PARAMS_DOC}
     bootstrap : bool, default True
         Grow every tree on a bootstrap of size N; False uses all points.
+    oversampling : float, default 1.0
+        Bootstrap size as a multiple of N (when ``bootstrap`` is true). Values
+        above 1 give best-split trees with BwO's oversampled bagging, the
+        "B+O" ablation of Kim & Choi (2022, Figure 6).
 
     Attributes
     ----------
@@ -153,7 +157,8 @@ class RandomForestSurrogate(_TreeEnsemble):
     def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
                  max_depth: int | None = None, min_samples_split: int = 2,
                  min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
-                 bootstrap: bool = True, n_jobs: int | None = None, random_state: Any = None):
+                 bootstrap: bool = True, oversampling: float = 1.0, n_jobs: int | None = None,
+                 random_state: Any = None):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth
@@ -161,11 +166,13 @@ class RandomForestSurrogate(_TreeEnsemble):
         self.min_samples_leaf = min_samples_leaf
         self.min_leaf_variance = min_leaf_variance
         self.bootstrap = bootstrap
+        self.oversampling = oversampling
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _bootstrap_size(self, n_samples: int) -> int | None:
-        return n_samples if self.bootstrap else None
+        size = _oversampled_size(self.oversampling, n_samples)
+        return size if self.bootstrap else None
 
 
 class ExtraTreesSurrogate(_TreeEnsemble):
@@ -239,7 +246,12 @@ class BwOForestSurrogate(_TreeEnsemble):
         self.random_state = random_state
 
     def _bootstrap_size(self, n_samples: int) -> int:
-        if (isinstance(self.oversampling, bool) or not isinstance(self.oversampling, numbers.Real)
-                or not self.oversampling > 0):
-            raise ValueError(f"oversampling must be a positive number, got {self.oversampling!r}")
-        return max(1, int(round(self.oversampling * n_samples)))
+        return _oversampled_size(self.oversampling, n_samples)
+
+
+def _oversampled_size(oversampling: Any, n_samples: int) -> int:
+    """``round(oversampling * n_samples)`` draws (at least one), after checking the rate."""
+    if (isinstance(oversampling, bool) or not isinstance(oversampling, numbers.Real)
+            or not oversampling > 0):
+        raise ValueError(f"oversampling must be a positive number, got {oversampling!r}")
+    return max(1, int(round(oversampling * n_samples)))
