@@ -340,10 +340,15 @@ def test_minimize_mixed(name):
     assert res.fun < BO_BOUND[name][2]
 
 
+@pytest.mark.slow
 def test_readme_example():
+    # ~40 s on the shared 2-core machine, hence slow.
     readme = Path(__file__).resolve().parents[2] / "README.md"
     block, = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
-              if "surrogate=\"csglb\"" in b]
+              if 'surrogate="csglb"' in b]
     namespace: dict = {}
     exec(compile(block, str(readme), "exec"), namespace)  # noqa: S102 - our own README
-    assert namespace["res"].fun < 1.0
+    # Measured: best value 0.099 after 20 calls; aleatoric 0.0104 and 0.718.
+    assert namespace["res"].fun < 0.3
+    aleatoric = namespace["p"].aleatoric
+    assert aleatoric[1] > 10 * aleatoric[0]
