@@ -82,7 +82,8 @@ import numpy as np
 from ._oblivious import MAX_DEPTH, ObliviousGrower, fit_borders, leaf_index, quantize
 from .base import Prediction, Surrogate, mixture_moments
 
-__all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSGLBSurrogate"]
+__all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSGLBSurrogate",
+           "cyclical_gradient_scale"]
 
 #: Range of ``log sigma`` on standardized targets (see the module docstring).
 LOG_SIGMA_RANGE = (-5.0, 1.0)
@@ -287,8 +288,10 @@ _PARAMS_DOC = """
         of sparse leaves without changing the stationary law; a leaf without
         data then diffuses under the prior instead of staying at 0.
     noise_scale : {"posterior", "catboost"}, default "posterior"
-        Variance ``kappa^2`` of the Gaussian noise added to every object's
-        gradient, for the structure and (independently) for the leaves.
+        ``kappa^2`` in the variance ``kappa^2 / I`` of the Gaussian noise
+        added to every object's natural gradient (``I`` its Fisher
+        information, 1 in the papers' unweighted form), for the structure and
+        (independently) for the leaves.
         ``"posterior"``: ``2 N / (eps beta)``, as in Tan et al. (2023, Alg. 1)
         and the SGLB paper; with the default ``beta = N`` the chain's
         stationary spread is the posterior's (on a one-leaf model, the
@@ -362,6 +365,8 @@ class VirtualSGLBSurrogate(_SGLB):
 
 
 class _CyclicalParams:
+    """The cosine schedule and the one-member-per-cycle rule shared by cSGLB and cbSGLB."""
+
     def _check_cycle(self) -> tuple[int, int]:
         n_estimators = _check_int(self.n_estimators, "n_estimators", 1)
         cycle = _check_int(self.cycle_length, "cycle_length", 2)
@@ -401,9 +406,11 @@ class CyclicalSGLBSurrogate(_CyclicalParams, _SGLB):
         Boosting iterations ``T``.
     cycle_length : int, default 100
         ``C``; ``floor(T / C)`` members.
-    alpha_max : float, default 10.0
-        Gradient scale at the start of each cycle. ``alpha_max *
-        learning_rate`` should stay below 1 or the mean overshoots.
+    alpha_max : float, default 5.0
+        Gradient scale at the start of each cycle. Tan et al. use 10 with
+        ``learning_rate = 0.05``; the default keeps their product, 0.5, at
+        ``learning_rate = 0.1`` (the natural gradient of ``log sigma`` is
+        unbounded, so large products make ``sigma`` jump).
     alpha_min : float, default 1.0
         Floor of the gradient scale, at most ``alpha_max``.{_PARAMS_DOC}
 {_ATTRIBUTES_DOC}
@@ -449,8 +456,8 @@ class CyclicalBootstrapSGLBSurrogate(_CyclicalParams, _SGLB):
         Boosting iterations ``T``.
     cycle_length : int, default 100
         ``C``; ``floor(T / C)`` members.
-    alpha_max : float, default 10.0
-        Gradient scale at the start of each cycle.
+    alpha_max : float, default 5.0
+        Gradient scale at the start of each cycle (see :class:`CyclicalSGLBSurrogate`).
     alpha_min : float, default 1.0
         Floor of the gradient scale, at most ``alpha_max``.
     exploration_fraction : float, default 0.8
