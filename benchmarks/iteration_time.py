@@ -30,6 +30,7 @@ from sklearn.ensemble import ExtraTreesRegressor
 
 import treebo
 from treebo import Optimizer, Real
+from treebo.surrogates import surrogate_class
 
 N_CANDIDATES = 50_000
 
@@ -73,7 +74,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
-    parser.add_argument("--surrogates", nargs="+", default=["rf", "ert", "bwo", "gp"])
+    parser.add_argument("--surrogates", nargs="+",
+                        default=["rf", "ert", "bwo", "gp", "vsglb", "csglb", "cbsglb"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gp-repeats", type=int, default=2,
                         help="repeats for the GP, whose fit dominates at large N")
@@ -102,7 +104,8 @@ def main() -> None:
                   f"{1.0:6.2f}", flush=True)
             rows.append(dict(N=n, D=d, surrogate="reference", median=reference))
             for name in args.surrogates:
-                params = {} if name == "gp" or args.n_jobs is None else {"n_jobs": args.n_jobs}
+                threads = "n_jobs" in surrogate_class(name)().get_params()
+                params = {"n_jobs": args.n_jobs} if threads and args.n_jobs is not None else {}
                 repeats = args.gp_repeats if name == "gp" else args.repeats
                 totals, fits, acqs = surrogate_seconds(name, X, y, repeats, params)
                 median = statistics.median(totals)
