@@ -32,6 +32,8 @@ import treebo
 from treebo import Optimizer, Real
 
 N_CANDIDATES = 50_000
+# Surrogates without an n_jobs parameter (single-threaded by design).
+NO_N_JOBS = {"gp", "ngboost", "bart"}
 
 
 def _objective(X: np.ndarray) -> np.ndarray:
@@ -73,7 +75,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
-    parser.add_argument("--surrogates", nargs="+", default=["rf", "ert", "bwo", "gp"])
+    parser.add_argument("--surrogates", nargs="+",
+                        default=["rf", "ert", "bwo", "gp", "ngboost", "bart"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gp-repeats", type=int, default=2,
                         help="repeats for the GP, whose fit dominates at large N")
@@ -102,7 +105,8 @@ def main() -> None:
                   f"{1.0:6.2f}", flush=True)
             rows.append(dict(N=n, D=d, surrogate="reference", median=reference))
             for name in args.surrogates:
-                params = {} if name == "gp" or args.n_jobs is None else {"n_jobs": args.n_jobs}
+                params = ({} if name in NO_N_JOBS or args.n_jobs is None
+                          else {"n_jobs": args.n_jobs})
                 repeats = args.gp_repeats if name == "gp" else args.repeats
                 totals, fits, acqs = surrogate_seconds(name, X, y, repeats, params)
                 median = statistics.median(totals)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
-from stochtree import BARTModel
+from stochtree import BARTModel, Dataset, ForestContainer
 
 from .base import Prediction, Surrogate, mixture_moments
 
@@ -131,8 +131,9 @@ class BARTSurrogate(Surrogate):
 
     Attributes
     ----------
-    model_ : stochtree.BARTModel or None
-        The sampled model, on standardized targets; None when it did not run.
+    forests_ : stochtree.ForestContainer or None
+        The kept draws' forests, on standardized targets; None when the
+        sampler did not run.
     sigma2_draws_ : ndarray of shape (n_draws,)
         The kept draws of the noise variance, in squared units of ``y``.
     y_mean_, y_scale_ : float
@@ -158,20 +159,23 @@ class BARTSurrogate(Surrogate):
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
 
-    # stochtree keeps its forests in C++ objects that do not pickle; its JSON
-    # form holds everything needed to predict.
+    # stochtree keeps the forests in C++ objects that do not pickle; their JSON
+    # form does. (BARTModel.to_json fails for a single feature in stochtree
+    # 0.4.5, so only the forest container is kept and serialized.)
     def __getstate__(self) -> dict:
         state = dict(super().__getstate__())
-        if state.get("model_") is not None:
-            state["model_"] = state["model_"].to_json()
+        forests = state.get("forests_")
+        if forests is not None:
+            state["forests_"] = (forests.num_trees, forests.dump_json_string())
         return state
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
-        if isinstance(state.get("model_"), str):
-            model = BARTModel()
-            model.from_json(state["model_"])
-            state["model_"] = model
+        if isinstance(state.get("forests_"), tuple):
+            num_trees, text = state["forests_"]
+            forests = ForestContainer(num_trees, 1, True, False)
+            forests.load_from_json_string(text)
+            state["forests_"] = forests
         super().__setstate__(state)
 
     def _check_params(self) -> None:
@@ -200,7 +204,7 @@ class BARTSurrogate(Surrogate):
         n = X.shape[0]
         self.y_mean_ = float(y.mean())
         scale = float(y.std())
-        self.model_ = None
+        self.forests_ = None
         # Below this the standardized targets are rounding noise: treat y as constant.
         if not scale > 1e-12 * max(1.0, float(np.abs(y).max())):
             self.y_scale_ = 0.0
@@ -232,13 +236,13 @@ class BARTSurrogate(Surrogate):
         model.sample(_writeable(X), z, num_gfr=int(self.n_gfr), num_burnin=int(self.n_burnin),
                      num_mcmc=draws_per_chain, general_params=general,
                      mean_forest_params=forest)
-        self.model_ = model
+        self.forests_ = model.forest_container_mean
         self._sigma2_z = np.asarray(model.global_var_samples, dtype=np.float64)
         self.sigma2_draws_ = self._sigma2_z * scale**2
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
         n = X.shape[0]
-        if self.model_ is None:
+        if self.forests_ is None:
             epistemic, aleatoric = self._no_split_variances
             return Prediction(mean=np.full(n, self.y_mean_),
                               variance=np.full(n, epistemic + aleatoric),
@@ -248,10 +252,10 @@ class BARTSurrogate(Surrogate):
         mean, epistemic, aleatoric = np.empty(n), np.empty(n), np.empty(n)
         for start in range(0, n, block):
             stop = min(n, start + block)
-            # (rows, draws) of each draw's sum of trees, in standardized units.
-            draws = self.model_.predict(_writeable(X[start:stop]), type="posterior",
-                                        terms="y_hat")
-            draws = np.asarray(draws).reshape(stop - start, n_draws).T
+            dataset = Dataset()
+            dataset.add_covariates(_writeable(X[start:stop]))
+            # (rows, draws): every draw's sum of trees, in standardized units.
+            draws = np.asarray(self.forests_.predict(dataset)).reshape(stop - start, n_draws).T
             moments = mixture_moments(draws, np.broadcast_to(self._sigma2_z[:, None],
                                                              draws.shape))
             mean[start:stop] = moments.mean

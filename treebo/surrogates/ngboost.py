@@ -19,13 +19,47 @@ from typing import Any
 
 import numpy as np
 from ngboost import NGBRegressor
-from ngboost.distns import Normal
+from ngboost.distns import Normal, RegressionDistn
 from ngboost.scores import LogScore
 from sklearn.tree import DecisionTreeRegressor
 
 from .base import Prediction, Surrogate
 
 __all__ = ["NGBoostSurrogate"]
+
+
+_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+class _NormalLogDensity:
+    """``logpdf`` of ``N(loc, scale^2)``, the one method ngboost's Normal log score calls."""
+
+    __slots__ = ("loc", "scale")
+
+    def __init__(self, loc: np.ndarray, scale: np.ndarray):
+        self.loc = loc
+        self.scale = scale
+
+    def logpdf(self, y: np.ndarray) -> np.ndarray:
+        z = (y - self.loc) / self.scale
+        return -0.5 * z * z - np.log(self.scale) - _HALF_LOG_2PI
+
+
+class _Normal(Normal):
+    """ngboost's Normal without a frozen ``scipy.stats.norm`` per instance.
+
+    The booster builds a distribution object about six times per stage (the
+    gradient and every step of the line search); building scipy's frozen
+    distribution took 40% of the fitting time at N = 200. Scores, gradients
+    and the Fisher information are inherited unchanged.
+    """
+
+    def __init__(self, params: np.ndarray):
+        RegressionDistn.__init__(self, params)
+        self.loc = params[0]
+        self.scale = np.exp(params[1])
+        self.var = self.scale**2
+        self.dist = _NormalLogDensity(self.loc, self.scale)
 
 
 def _check_int(value: Any, name: str, minimum: int) -> int:
@@ -130,7 +164,7 @@ class NGBoostSurrogate(Surrogate):
         base = DecisionTreeRegressor(criterion="squared_error", max_depth=int(self.max_depth),
                                      min_samples_leaf=int(self.min_samples_leaf),
                                      random_state=tree_seed)
-        self.model_ = NGBRegressor(Dist=Normal, Score=LogScore, Base=base, natural_gradient=True,
+        self.model_ = NGBRegressor(Dist=_Normal, Score=LogScore, Base=base, natural_gradient=True,
                                    n_estimators=int(self.n_estimators),
                                    learning_rate=float(self.learning_rate),
                                    minibatch_frac=fraction, col_sample=1.0, verbose=False,
