@@ -34,7 +34,6 @@ from treebo.surrogates import surrogate_class
 
 N_CANDIDATES = 50_000
 
-
 def _objective(X: np.ndarray) -> np.ndarray:
     # A smooth function with some structure in every coordinate.
     return np.sin(3 * X).sum(axis=1) + (X - 0.3).__pow__(2).sum(axis=1)
@@ -75,7 +74,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
     parser.add_argument("--surrogates", nargs="+",
-                        default=["rf", "ert", "bwo", "gp", "vsglb", "csglb", "cbsglb"])
+                        default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "vsglb", "csglb",
+                                 "cbsglb"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gp-repeats", type=int, default=2,
                         help="repeats for the GP, whose fit dominates at large N")

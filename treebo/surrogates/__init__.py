@@ -25,6 +25,8 @@ _REGISTRY: dict[str, tuple[str, str, str | None]] = {
     "ert": ("treebo.surrogates.forest", "ExtraTreesSurrogate", None),
     "bwo": ("treebo.surrogates.forest", "BwOForestSurrogate", None),
     "gp": ("treebo.surrogates.gp", "GaussianProcessSurrogate", None),
+    "ngboost": ("treebo.surrogates.ngboost", "NGBoostSurrogate", None),
+    "bart": ("treebo.surrogates.bart", "BARTSurrogate", "bart"),
     "vsglb": ("treebo.surrogates.sglb", "VirtualSGLBSurrogate", None),
     "csglb": ("treebo.surrogates.sglb", "CyclicalSGLBSurrogate", None),
     "cbsglb": ("treebo.surrogates.sglb", "CyclicalBootstrapSGLBSurrogate", None),
