@@ -9,7 +9,7 @@ from treebo.surrogates import available_surrogates, make_surrogate, surrogate_cl
 
 # Small settings keep scikit-learn's checks fast; the contract does not depend on them.
 FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_estimators": 10},
-        "gp": {"n_restarts": 0}}
+        "gp": {"n_restarts": 0}, "mondrian": {"n_estimators": 10}}
 NAMES = [name for name in available_surrogates() if name in FAST]
 
 

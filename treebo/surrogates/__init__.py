@@ -25,6 +25,7 @@ _REGISTRY: dict[str, tuple[str, str, str | None]] = {
     "ert": ("treebo.surrogates.forest", "ExtraTreesSurrogate", None),
     "bwo": ("treebo.surrogates.forest", "BwOForestSurrogate", None),
     "gp": ("treebo.surrogates.gp", "GaussianProcessSurrogate", None),
+    "mondrian": ("treebo.surrogates.mondrian", "MondrianForestSurrogate", None),
 }
 
 

@@ -1,0 +1,785 @@
+"""Mondrian forest surrogate (Lakshminarayanan, Roy & Teh, AISTATS 2016), in NumPy.
+
+Each tree is a Mondrian process restricted to the bounding boxes of the data
+(batch sampling): a node's data box has linear dimension
+``Lambda = sum_d (u_d - l_d)``; it splits at time ``tau_parent + Exp(rate
+Lambda)`` if that is before the lifetime ``lambda``, on dimension ``d`` with
+probability ``(u_d - l_d) / Lambda``, at a uniform location inside the box.
+Splits ignore the labels. A test point ``x`` that lies outside a node's box
+may be *cut off* from the node's data during the node's lifetime, with
+probability ``p_j(x) = 1 - exp(-(tau_j - tau_parent) * eta_j(x))``, where
+``eta_j(x)`` is the L1 distance from ``x`` to the box; the tree's prediction
+is the mixture over the nodes of ``x``'s path weighted by where the cut
+happens, moment matched to one Normal. That is how the variance grows away
+from the data. Three variants of the per-node components are offered
+(``mode``):
+
+``"skgarden"`` (default; what scikit-garden computes, and what Kim & Choi
+2022 ran)
+    A node's component is the sample mean and population variance of its
+    training targets; the leaf takes all the mass left over.
+``"reference"`` (the authors' reference code, ``smooth_hierarchically``)
+    Node means carry a hierarchical Gaussian prior (Brownian motion in
+    sigmoid-warped split time, hyperparameters from the data as in that
+    code); a component is the node's posterior plus noise plus the prior
+    variance accumulated up to the expected cut time.
+``"exact"`` (model-consistent)
+    Under the same prior, a cut above node ``j`` creates a new node joining
+    ``j`` and a new leaf holding ``x``; the component is the exact posterior
+    predictive of that new leaf, with the cut time set to its conditional
+    mean.
+
+The posteriors of the node means are exact: Gaussian belief propagation on
+the tree (an upward and a downward pass, vectorized over all nodes of a
+depth). Far from the data the ``"exact"`` prediction tends to the prior
+predictive, roughly ``N(mean(y), var(y))``.
+
+Trees are grown together, one depth level at a time for all trees at once,
+and stored as flat arrays; prediction walks all candidate points down one
+tree at a time, one depth level per step, so no Python loop runs per point.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from threadpoolctl import threadpool_limits
+
+from .base import MixtureMoments, Prediction, Surrogate
+
+__all__ = ["MondrianForestSurrogate"]
+
+MODES = ("skgarden", "reference", "exact")
+
+# Points per block, and (tree, point) pairs walked together: enough that
+# NumPy's per-call overhead is small, few enough that the working set (a
+# few arrays of _PAIRS x 2D floats) stays in cache.
+_BLOCK = 16_384
+_PAIRS = 16_384
+# A level's finished points are dropped from the working set once they are
+# at least this fraction of it; until then they ride along at no cost to
+# correctness (their nodes have zero hazard).
+_COMPACT_FRACTION = 0.25
+
+
+def _sigmoid_diff(a, b):
+    """``sigmoid(a) - sigmoid(b)`` for ``a >= b``, without cancellation near 1.
+
+    ``a`` may be ``inf``. Uses ``sig(a) - sig(b) = -e^{-b} expm1(b - a) /
+    ((1 + e^{-a})(1 + e^{-b}))``, which keeps full relative precision when
+    both arguments are large (deep nodes of a tree split late).
+    """
+    ea = np.exp(-a)
+    eb = np.exp(-b)
+    with np.errstate(invalid="ignore"):
+        diff = -eb * np.expm1(b - a) / ((1.0 + ea) * (1.0 + eb))
+    return np.where(a == b, 0.0, diff)
+
+
+# --------------------------------------------------------------------------------------
+# Growing: all trees at once, one depth level at a time.
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class _Nodes:
+    """Nodes of every tree, in creation order (by depth, then by tree).
+
+    ``left``/``right`` are -1 at leaves. ``tau`` is the split time (the
+    lifetime at leaves); ``count`` the weighted number of training points,
+    ``n_rows`` the number of distinct ones; ``mean``/``var`` the weighted
+    mean and population variance of their targets.
+    """
+
+    tree: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    tau: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    count: np.ndarray
+    n_rows: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    y_min: np.ndarray
+    y_max: np.ndarray
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.left < 0
+
+    @property
+    def tau_parent(self) -> np.ndarray:
+        """Split time of each node's parent, 0 at the roots."""
+        return np.where(self.parent >= 0, self.tau[np.maximum(self.parent, 0)], 0.0)
+
+
+def _grow_forest(X: np.ndarray, y: np.ndarray, counts: np.ndarray | None, n_trees: int,
+                 rng: np.random.Generator, lifetime: float, min_samples_split: int,
+                 max_depth: int | None, stop_pure: bool) -> _Nodes:
+    """Sample ``n_trees`` Mondrian trees restricted to the data's boxes.
+
+    The frontier of every tree is processed together: training rows are kept
+    sorted by the frontier node they are in, so node statistics are segment
+    reductions and a split is a stable partition of the segment.
+    """
+    n_samples, n_features = X.shape
+    if counts is None:
+        rows = np.tile(np.arange(n_samples), n_trees)
+        weights = np.ones(rows.size)
+        segment = np.repeat(np.arange(n_trees), n_samples)
+    else:
+        segment, rows = np.nonzero(counts)
+        weights = counts[segment, rows].astype(np.float64)
+    frontier_tree = np.arange(n_trees)
+    frontier_parent = np.full(n_trees, -1)
+    frontier_tau_parent = np.zeros(n_trees)
+    levels = []
+    n_created = 0
+    depth = 0
+    while frontier_tree.size:
+        k = frontier_tree.size
+        starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+        n_rows = np.diff(np.r_[starts, segment.size])
+        Xe = X[rows]
+        ye = y[rows]
+        lower = np.minimum.reduceat(Xe, starts, axis=0)
+        upper = np.maximum.reduceat(Xe, starts, axis=0)
+        count = np.add.reduceat(weights, starts)
+        mean = np.add.reduceat(weights * ye, starts) / count
+        dev = ye - mean[segment]
+        var = np.add.reduceat(weights * dev * dev, starts) / count
+        y_min = np.minimum.reduceat(ye, starts)
+        y_max = np.maximum.reduceat(ye, starts)
+        extent = upper - lower
+        linear_dim = extent.sum(axis=1)
+
+        can_split = (n_rows >= min_samples_split) & (linear_dim > 0)
+        if max_depth is not None and depth >= max_depth:
+            can_split[:] = False
+        if stop_pure:
+            can_split &= y_min < y_max
+        # Three draws per frontier node, always, so the stream is consumed
+        # the same way whichever nodes split.
+        e = rng.standard_exponential(k)
+        u_dim = rng.random(k)
+        u_loc = rng.random(k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tau = frontier_tau_parent + e / linear_dim
+        split = can_split & (tau < lifetime)
+        tau = np.where(split, tau, lifetime)
+
+        # Dimension d with probability extent_d / Lambda: the first whose
+        # cumulative extent exceeds u * Lambda (zero-extent dimensions never
+        # are the first to exceed it).
+        cumulative = np.cumsum(extent, axis=1)
+        feature = np.count_nonzero(cumulative <= (u_dim * linear_dim)[:, None], axis=1)
+        last_positive = n_features - 1 - np.argmax(extent[:, ::-1] > 0, axis=1)
+        feature = np.minimum(feature, last_positive)
+        at = np.arange(k)
+        lo, hi = lower[at, feature], upper[at, feature]
+        # lo + u (hi - lo) can round up to hi; keep the threshold below it
+        # so that both children are non-empty.
+        threshold = np.minimum(lo + u_loc * (hi - lo), np.nextafter(hi, -np.inf))
+        feature = np.where(split, feature, 0)
+        threshold = np.where(split, threshold, np.inf)
+
+        rank = np.cumsum(split) - 1
+        ids = n_created + at
+        left = np.where(split, n_created + k + 2 * rank, -1)
+        right = np.where(split, left + 1, -1)
+        levels.append((frontier_tree, np.full(k, depth), frontier_parent, left, right, lower,
+                       upper, tau, feature, threshold, count, n_rows, mean, var, y_min, y_max))
+
+        keep = split[segment]
+        goes_right = Xe[np.arange(rows.size), feature[segment]] > threshold[segment]
+        child = (2 * rank[segment] + goes_right)[keep]
+        order = np.argsort(child, kind="stable")
+        rows, weights, segment = rows[keep][order], weights[keep][order], child[order]
+        parents = np.flatnonzero(split)
+        frontier_tree = np.repeat(frontier_tree[parents], 2)
+        frontier_parent = np.repeat(ids[parents], 2)
+        frontier_tau_parent = np.repeat(tau[parents], 2)
+        n_created += k
+        depth += 1
+    fields = [np.concatenate(column) for column in zip(*levels)]
+    return _Nodes(*fields)
+
+
+# --------------------------------------------------------------------------------------
+# Hierarchical Gaussian prior and exact belief propagation.
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class _Hyper:
+    """Per-tree hyperparameters of the hierarchical prior (from the reference code).
+
+    ``mu`` = mean of the tree's targets, ``V`` their population variance,
+    ``K = min(2N, 500)``, ``sigma_y2 = V / K`` (noise), ``sigma_h2 = 2VK/(K+2)``
+    (so a leaf mean has prior variance ``sigma_h2 / 2`` about ``mu``), and
+    ``gamma = D / (2 log2 N)``. ``degenerate`` marks trees whose targets are
+    all equal (or that have one point): the posterior is then a point mass.
+    """
+
+    mu: np.ndarray
+    sigma_y2: np.ndarray
+    sigma_h2: np.ndarray
+    gamma: np.ndarray
+    degenerate: np.ndarray
+
+
+def _hyperparameters(nodes: _Nodes, n_trees: int, n_features: int) -> _Hyper:
+    root = np.arange(n_trees)  # the roots are created first, in tree order
+    n = nodes.count[root]
+    variance = nodes.var[root]
+    degenerate = (nodes.y_min[root] == nodes.y_max[root]) | ~(variance > 1e-300) | (n < 2)
+    k = np.minimum(2.0 * n, 500.0)
+    with np.errstate(divide="ignore"):
+        gamma = n_features / (2.0 * np.log2(np.maximum(n, 1.0)))
+    sigma_y2 = variance / k
+    sigma_h2 = 2.0 * variance * k / (k + 2.0)
+    # Finite stand-ins keep the message passing free of 0/0 for degenerate
+    # trees, whose predictions do not use it.
+    sigma_y2 = np.where(degenerate, 1.0, sigma_y2)
+    sigma_h2 = np.where(degenerate, 1.0, sigma_h2)
+    gamma = np.where(degenerate, 1.0, gamma)
+    return _Hyper(mu=nodes.mean[root], sigma_y2=sigma_y2, sigma_h2=sigma_h2, gamma=gamma,
+                  degenerate=degenerate)
+
+
+@dataclass
+class _Posterior:
+    """Gaussian messages of every node, as (mean, variance) about the tree's ``mu``.
+
+    ``phi``: prior variance of a node's mean given its parent's;
+    ``L``: likelihood of the node's data as a function of its mean;
+    ``U``: the message to the parent (``L`` widened by ``phi``);
+    ``A``: the cavity, i.e. the parent's mean given all data outside this
+    node's subtree (``(0, 0)`` at a root, where the parent is ``mu`` itself);
+    ``Q``: the posterior of the node's mean.
+    """
+
+    phi: np.ndarray
+    mL: np.ndarray
+    vL: np.ndarray
+    mU: np.ndarray
+    vU: np.ndarray
+    mA: np.ndarray
+    vA: np.ndarray
+    mQ: np.ndarray
+    vQ: np.ndarray
+
+
+def _belief_propagation(nodes: _Nodes, hyper: _Hyper) -> _Posterior:
+    """Exact posterior of every node mean by Gaussian belief propagation.
+
+    Prior: ``mu_root ~ N(mu, phi_root)``, ``mu_j | mu_parent ~ N(mu_parent,
+    phi_j)`` with ``phi_j = sigma_h2 [sig(gamma tau_j) - sig(gamma tau_parent)]``;
+    likelihood ``y_i ~ N(mu_leaf(i), sigma_y2)``, so a leaf's data enter as
+    ``N(mean, sigma_y2 / count)``. Every depth level of every tree is one
+    vectorized step.
+    """
+    tree = nodes.tree
+    gamma = hyper.gamma[tree]
+    sigma_h2 = hyper.sigma_h2[tree]
+    phi = sigma_h2 * _sigmoid_diff(gamma * nodes.tau, gamma * nodes.tau_parent)
+    leaf = nodes.is_leaf
+    n = tree.size
+    mL = np.where(leaf, nodes.mean - hyper.mu[tree], 0.0)
+    vL = np.where(leaf, hyper.sigma_y2[tree] / nodes.count, 0.0)
+    mU = np.empty(n)
+    vU = np.empty(n)
+    bounds = np.r_[0, np.flatnonzero(np.diff(nodes.depth)) + 1, n]
+    levels = [np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    for level in reversed(levels):
+        inner = level[~leaf[level]]
+        left, right = nodes.left[inner], nodes.right[inner]
+        precision_left, precision_right = 1.0 / vU[left], 1.0 / vU[right]
+        vL[inner] = 1.0 / (precision_left + precision_right)
+        mL[inner] = (mU[left] * precision_left + mU[right] * precision_right) * vL[inner]
+        mU[level] = mL[level]
+        vU[level] = vL[level] + phi[level]
+
+    mA = np.zeros(n)
+    vA = np.zeros(n)
+    mQ = np.empty(n)
+    vQ = np.empty(n)
+    for level in levels:
+        precision_prior = 1.0 / (vA[level] + phi[level])
+        mean_prior = mA[level]
+        vQ[level] = 1.0 / (precision_prior + 1.0 / vL[level])
+        mQ[level] = (mean_prior * precision_prior + mL[level] / vL[level]) * vQ[level]
+        inner = ~leaf[level]
+        parent, precision_parent = level[inner], precision_prior[inner]
+        weighted_parent = mean_prior[inner] * precision_parent
+        for child, sibling in ((nodes.left[parent], nodes.right[parent]),
+                               (nodes.right[parent], nodes.left[parent])):
+            precision_sibling = 1.0 / vU[sibling]
+            vA[child] = 1.0 / (precision_parent + precision_sibling)
+            mA[child] = (weighted_parent + mU[sibling] * precision_sibling) * vA[child]
+    return _Posterior(phi=phi, mL=mL, vL=vL, mU=mU, vU=vU, mA=mA, vA=vA, mQ=mQ, vQ=vQ)
+
+
+# --------------------------------------------------------------------------------------
+# Prediction.
+# --------------------------------------------------------------------------------------
+
+# An infinite span (a leaf under an infinite lifetime) is stored as this
+# finite number: the cut probability is still exactly 1 outside the box and
+# 0 inside, and no inf * 0 appears anywhere.
+_FOREVER = 1e300
+
+
+def _truncated_exponential_mean(eta: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """``E[E | E <= span]`` for ``E ~ Exp(rate eta)``: the expected cut time within a span.
+
+    Equals ``1/eta - span / expm1(eta span)`` (``1/eta`` for an infinite
+    span); a series replaces the cancelling difference when ``eta span`` is
+    small, which also covers ``eta = 0``.
+    """
+    z = eta * span
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = 1.0 / eta - span / np.expm1(z)
+    small = np.flatnonzero(z < 1e-3)
+    if small.size:
+        zs = z[small]
+        out[small] = span[small] * (0.5 - zs / 12.0 + zs**3 / 720.0)
+    return out
+
+
+def _exact_component(t, tau_parent, tau, mA, vA, mL, vL, sigma_h2, sigma_y2, gamma, lifetime):
+    """Predictive (mean, variance) of a new leaf holding ``x``, cut off above node j at time t.
+
+    The cut creates a node between ``j``'s parent and ``j``, at time
+    ``tau_parent < t < tau``. Its mean gets a message from above (the
+    parent's cavity ``A`` widened by the prior variance from ``tau_parent``
+    to ``t``) and one from below (``j``'s likelihood ``L`` widened by the
+    prior variance from ``t`` to ``tau``); the new leaf adds the prior
+    variance from ``t`` to the lifetime, and the observation adds noise.
+    Means are relative to the tree's ``mu``. This is the readable form;
+    prediction uses :func:`_bayes_components`, which computes the same with
+    per-node constants folded in.
+    """
+    v_down = vA + sigma_h2 * _sigmoid_diff(gamma * t, gamma * tau_parent)
+    v_up = vL + sigma_h2 * _sigmoid_diff(gamma * tau, gamma * t)
+    precision_down, precision_up = 1.0 / v_down, 1.0 / v_up
+    variance = 1.0 / (precision_down + precision_up)
+    mean = (mA * precision_down + mL * precision_up) * variance
+    variance += sigma_h2 * _sigmoid_diff(gamma * lifetime, gamma * t) + sigma_y2
+    return mean, variance
+
+
+@dataclass
+class _Arrays:
+    """Everything prediction reads, with each tree's nodes contiguous.
+
+    Nodes: ``box`` (n_nodes, 2D) is ``[upper, -lower]``, so that the L1
+    distance of ``x`` to the box is ``sum(max([x, -x] - box, 0))``;
+    ``span`` multiplies that distance into the cut hazard (``tau -
+    tau_parent``; zero where a node cannot cut, ``_FOREVER`` for leaves
+    under an infinite lifetime); ``left`` is the left child (the right
+    child is ``left + 1``), ``feature`` and ``threshold`` route (right if
+    ``x[feature] > threshold``); ``terminal`` marks the nodes where a walk
+    ends, and ``final_mean``/``final_second`` the component there (mean
+    about the tree's shift, and second moment). ``fields``: per-node
+    constants of the mode's components. Per tree: ``root``, ``shift`` and
+    ``constant`` (a degenerate tree predicts ``(shift, 0)`` everywhere).
+    """
+
+    span: np.ndarray
+    box: np.ndarray
+    left: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    terminal: np.ndarray
+    final_mean: np.ndarray
+    final_second: np.ndarray
+    fields: dict
+    root: np.ndarray
+    shift: np.ndarray
+    constant: np.ndarray
+
+
+def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | None, mode: str,
+                       lifetime: float) -> _Arrays:
+    n = nodes.tree.size
+    tree = nodes.tree
+    leaf = nodes.is_leaf
+    tau_parent = nodes.tau_parent
+    box = np.concatenate([nodes.upper, -nodes.lower], axis=1)
+    feature, threshold = nodes.feature, nodes.threshold
+    if mode == "skgarden":
+        # Leaves never cut (scikit-garden gives them all the mass left over):
+        # span 0, they end the walk and loop on themselves (their threshold
+        # is inf, so a walk always takes the left child).
+        span = np.where(leaf, 0.0, nodes.tau - tau_parent)
+        mean = nodes.mean - hyper.mu[tree]
+        second = nodes.var + mean**2
+        fields = {"mean": mean, "second": second}
+        left = np.where(leaf, np.arange(n), nodes.left)
+        terminal, final_mean, final_second = leaf, mean, second
+    else:
+        # A leaf can cut too, until the lifetime; its walk then steps to a
+        # terminal copy of itself that holds the "x falls in the leaf" part.
+        span = np.minimum(np.where(leaf, lifetime, nodes.tau) - tau_parent, _FOREVER)
+        gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
+        # Constants of the sigmoid differences (see _bayes_components).
+        e_parent = np.exp(-gamma * tau_parent)
+        fields = {"gamma": gamma, "e_parent": e_parent,
+                  "c_down": sigma_h2 * e_parent / (1.0 + e_parent)}
+        if mode == "reference":
+            fields.update(mean=posterior.mQ, var=posterior.vQ + hyper.sigma_y2[tree])
+        else:
+            fields.update(mA=posterior.mA, vA=posterior.vA, mL=posterior.mL, vL=posterior.vL,
+                          sigma_h2=sigma_h2, sigma_y2=hyper.sigma_y2[tree],
+                          c_up=sigma_h2 / (1.0 + np.exp(-gamma * nodes.tau)),
+                          lifetime_gap=gamma * (lifetime - tau_parent),
+                          c_life=sigma_h2 / (1.0 + np.exp(-gamma * lifetime)))
+        leaves = np.flatnonzero(leaf)
+        m = leaves.size
+        copies = n + np.arange(m)
+        copy_of = np.full(n, -1)
+        copy_of[leaves] = copies
+        left = np.r_[np.where(leaf, copy_of, nodes.left), copies]
+        terminal = np.r_[np.zeros(n, bool), np.ones(m, bool)]
+        box = np.r_[box, np.empty((m, box.shape[1]))]
+        span = np.r_[span, np.zeros(m)]
+        feature = np.r_[feature, np.zeros(m, feature.dtype)]
+        threshold = np.r_[threshold, np.full(m, np.inf)]
+        final_mean = np.r_[np.zeros(n), posterior.mQ[leaves]]
+        final_second = np.r_[np.zeros(n), posterior.vQ[leaves] + hyper.sigma_y2[tree[leaves]]
+                             + posterior.mQ[leaves]**2]
+        # Terminals never cut (span 0), so their components are never used;
+        # copy the leaf's to keep them finite.
+        fields = {key: np.r_[value, value[leaves]] for key, value in fields.items()}
+        tree = np.r_[tree, tree[leaves]]
+
+    # Walks that have ended may ride along for a few levels; an infinite box
+    # puts every point inside, so they are cut off at no cost.
+    box[terminal] = np.inf
+    # Renumber so that each tree's nodes are contiguous (locality of the
+    # gathers); creation order is kept within a tree, so siblings stay
+    # adjacent and the right child is still left + 1.
+    order = np.argsort(tree, kind="stable")
+    new_id = np.empty_like(order)
+    new_id[order] = np.arange(order.size)
+    n_trees = hyper.mu.size
+    return _Arrays(
+        span=span[order], box=np.ascontiguousarray(box[order]), left=new_id[left[order]],
+        feature=feature[order].astype(np.intp), threshold=threshold[order],
+        terminal=terminal[order], final_mean=final_mean[order],
+        final_second=final_second[order],
+        fields={key: value[order] for key, value in fields.items()},
+        root=new_id[np.arange(n_trees)], shift=hyper.mu,
+        constant=hyper.degenerate & (mode != "skgarden"))
+
+
+def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.ndarray,
+                      eta: np.ndarray, span: np.ndarray):
+    """Component (mean about the shift, second moment) for points outside their node's box.
+
+    The cut time is plugged in at its conditional mean ``t = tau_parent +
+    e`` given a cut during the node's span (as the reference code does).
+    The prior variances between two times are differences of sigmoids,
+    written as in :func:`_sigmoid_diff` with ``exp(-gamma t) = e_parent
+    exp(-gamma e)``, so that they keep their precision late in the tree::
+
+        sig(g t) - sig(g tau_p) = -c expm1(-g e) / (1 + exp(-g t)),  c = e_p / (1 + e_p)
+        sig(g tau) - sig(g t) = -exp(-g t) expm1(g (t - tau)) / ((1 + exp(-g tau))(1 + exp(-g t)))
+    """
+    take = {key: value.take(node) for key, value in fields.items()}
+    e = _truncated_exponential_mean(eta, span)
+    gamma_e = take["gamma"] * e
+    em = np.expm1(-gamma_e)
+    e_t = take["e_parent"] * (1.0 + em)
+    inv_t = 1.0 / (1.0 + e_t)
+    v_down = -take["c_down"] * em * inv_t  # sigma_h2 [sig(gamma t) - sig(gamma tau_parent)]
+    if mode == "reference":
+        mean = take["mean"]
+        variance = take["var"] + v_down
+        return mean, variance + mean**2
+    e_t *= inv_t
+    # sigma_h2 [sig(gamma tau) - sig(gamma t)]; a leaf's span is _FOREVER, so
+    # expm1 gives -1 there, as for tau = inf.
+    v_up = take["vL"] - take["c_up"] * e_t * np.expm1(gamma_e - take["gamma"] * span)
+    v_down += take["vA"]
+    precision_down, precision_up = 1.0 / v_down, 1.0 / v_up
+    variance = 1.0 / (precision_down + precision_up)
+    mean = (take["mA"] * precision_down + take["mL"] * precision_up) * variance
+    # The new leaf's own prior variance, sigma_h2 [sig(gamma lifetime) - sig(gamma t)].
+    if finite_lifetime:
+        variance -= take["c_life"] * e_t * np.expm1(gamma_e - take["lifetime_gap"])
+    else:
+        variance += take["sigma_h2"] * e_t
+    variance += take["sigma_y2"]
+    return mean, variance + mean**2
+
+
+def _walk(arrays: _Arrays, mode: str, finite_lifetime: bool, node: np.ndarray,
+          rows: np.ndarray, out_first: np.ndarray, out_second: np.ndarray) -> None:
+    """Walk (tree, point) pairs down their trees; write each tree's mixture moments.
+
+    ``node`` holds each pair's root and ``rows`` its point as ``[x, -x]``.
+    Each step handles one depth level for all pairs still walking: the L1
+    distance to the node's box, the probability of being cut off there, the
+    node's component weighted by it, and the routing to the child. Writes
+    the mixture's mean (about the tree's shift) and second moment.
+    """
+    k, width = rows.shape
+    box, span, left, feature = arrays.box, arrays.span, arrays.left, arrays.feature
+    threshold, terminal, fields = arrays.threshold, arrays.terminal, arrays.fields
+    survival = np.ones(k)
+    first = np.zeros(k)
+    second = np.zeros(k)
+    index = None  # positions of the pairs still walking
+    flat_offset = np.arange(k) * width
+    work = np.empty((k, width))
+    zeros = np.zeros((k, width))
+    ones = np.ones(width)
+    while True:
+        k = node.size
+        distance = work[:k]
+        np.take(box, node, axis=0, out=distance, mode="clip")
+        np.subtract(rows, distance, out=distance)
+        np.maximum(distance, zeros[:k], out=distance)
+        eta = distance @ ones
+        if mode == "skgarden":
+            hazard = span.take(node)
+            hazard *= eta
+            # -weight = survival * (exp(-hazard) - 1); expm1 keeps small weights exact.
+            step = np.expm1(-hazard, out=hazard)
+            step *= survival
+            survival += step
+            mean = fields["mean"].take(node)
+            mean *= step
+            first -= mean
+            moment = fields["second"].take(node)
+            moment *= step
+            second -= moment
+        else:
+            # Only points outside the box can be cut off here.
+            out = np.flatnonzero(eta)
+            if out.size:
+                at, eta_out = node[out], eta[out]
+                span_out = span.take(at)
+                mean, moment = _bayes_components(fields, mode, finite_lifetime, at, eta_out,
+                                                 span_out)
+                step = np.expm1(-span_out * eta_out)
+                step *= survival[out]
+                survival[out] += step
+                first[out] -= step * mean
+                second[out] -= step * moment
+        go_right = rows.ravel().take(flat_offset[:k] + feature.take(node)) > threshold.take(node)
+        node = left.take(node)
+        node += go_right
+        finished = terminal.take(node)
+        n_finished = np.count_nonzero(finished)
+        # Finished pairs sit at nodes with zero span, so they may ride along
+        # until enough of them are worth dropping from the arrays.
+        if n_finished == k or n_finished >= _COMPACT_FRACTION * k:
+            done = np.flatnonzero(finished)
+            at = done if index is None else index[done]
+            last = node[done]
+            out_first[at] = first[done] + survival[done] * arrays.final_mean.take(last)
+            out_second[at] = second[done] + survival[done] * arrays.final_second.take(last)
+            if n_finished == k:
+                return
+            walking = np.flatnonzero(~finished)
+            node, survival = node[walking], survival[walking]
+            first, second = first[walking], second[walking]
+            index = walking if index is None else index[walking]
+            rows = rows[walking]
+
+
+def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray,
+                   Xd: np.ndarray) -> MixtureMoments:
+    """Mixture moments over ``trees`` at the points ``Xd`` (rows ``[x, -x]``)."""
+    n = Xd.shape[0]
+    moments = MixtureMoments(n)
+    for tree in trees[arrays.constant[trees]]:
+        moments.add(np.full(n, arrays.shift[tree]), 0.0)
+    trees = trees[~arrays.constant[trees]]
+    block = min(n, _BLOCK)
+    group = max(1, _PAIRS // block)
+    for g in range(0, trees.size, group):
+        members = trees[g:g + group]
+        first = np.empty((members.size, n))
+        second = np.empty((members.size, n))
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            rows = np.tile(Xd[start:stop], (members.size, 1))
+            roots = np.repeat(arrays.root[members], stop - start)
+            out_first = np.empty(rows.shape[0])
+            out_second = np.empty(rows.shape[0])
+            _walk(arrays, mode, finite_lifetime, roots, rows, out_first, out_second)
+            first[:, start:stop] = out_first.reshape(members.size, -1)
+            second[:, start:stop] = out_second.reshape(members.size, -1)
+        for b, tree in enumerate(members):
+            variance = np.maximum(second[b] - first[b] ** 2, 0.0)
+            moments.add(first[b] + arrays.shift[tree], variance)
+    return moments
+
+
+# --------------------------------------------------------------------------------------
+# The surrogate.
+# --------------------------------------------------------------------------------------
+
+def _check_int(value: Any, name: str, low: int, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        what = f"an integer >= {low}" + (" or None" if allow_none else "")
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+class MondrianForestSurrogate(Surrogate):
+    """Mondrian forest regression with a predictive variance that grows away from the data.
+
+    Each of ``n_estimators`` trees is an independent Mondrian process
+    restricted to the bounding boxes of the training data (splits ignore the
+    labels); a test point outside a node's box may be cut off from that
+    node's data, so a tree's prediction is a mixture over the nodes of the
+    point's path, moment matched to one Normal. The forest combines the
+    trees' Normals by the law of total variance.
+
+    Parameters
+    ----------
+    n_estimators : int, default 100
+        Number of trees.
+    mode : {"skgarden", "reference", "exact"}, default "skgarden"
+        The per-node components of a tree's mixture. ``"skgarden"``: the
+        node's sample mean and variance (scikit-garden's batch prediction,
+        used by Kim & Choi 2022). ``"reference"``: the node's posterior mean
+        under the hierarchical Gaussian prior, with variance = posterior
+        variance + noise + prior variance up to the expected cut time (the
+        authors' reference code). ``"exact"``: the exact posterior
+        predictive of the new leaf a cut creates (model-consistent). The
+        Bayesian modes use the reference code's hyperparameters, set from
+        each tree's data; their node posteriors are exact (Gaussian belief
+        propagation).
+    lifetime : float, default inf
+        Budget ``lambda`` of the Mondrian process: nodes whose split time
+        would exceed it become leaves. ``inf`` grows trees until the other
+        stopping rules hold.
+    min_samples_split : int, default 2
+        A node with fewer distinct training points is a leaf.
+    max_depth : int or None, default None
+        Depth (root = 0) at which nodes become leaves.
+    bootstrap : bool, default False
+        Grow every tree on a bootstrap sample of size N (multinomial counts,
+        used as weights). Off by default, as in scikit-garden and the
+        reference code.
+    n_jobs : int or None, default None
+        Threads for prediction (trees are split between them; ``-1``: all
+        cores). Results do not depend on it.
+    random_state : int, numpy.random.Generator or None
+        Seeds the trees and the bootstraps.
+
+    Attributes
+    ----------
+    n_nodes_ : int
+        Total number of nodes of the forest.
+    max_depth_ : int
+        Depth of the deepest leaf.
+    hyperparameters_ : dict of ndarray of shape (n_estimators,)
+        Per tree: ``mu`` (prior mean), ``sigma_y2`` (noise variance),
+        ``sigma_h2`` (prior scale) and ``gamma`` (time warping) of the
+        hierarchical prior; used by the Bayesian modes only.
+
+    Notes
+    -----
+    ``epistemic`` is the variance of the trees' means: the disagreement
+    between independently sampled partitions. ``aleatoric`` is the average
+    of the trees' own predictive variances; for this model that is not just
+    noise: in ``"skgarden"`` mode it is the spread of the training targets
+    in the nodes the point may be cut off at (it vanishes at a training
+    point in a pure leaf and tends to the variance of ``y`` far away); in
+    the Bayesian modes it holds the posterior variance of the node means,
+    the prior variance a cut adds, and the noise ``sigma_y2``.
+
+    Splitting depends on the feature ranges, so inputs should share a scale
+    (treebo's encoded points lie in [0, 1]). Computations are in float64.
+    The class is called ``MondrianForestSurrogate``, not
+    ``MondrianForestRegressor``, so that it does not collide with
+    scikit-garden's class.
+
+    References
+    ----------
+    Lakshminarayanan, Roy & Teh, "Mondrian forests for large-scale regression
+    when uncertainty matters", AISTATS 2016. Kim & Choi, "On uncertainty
+    estimation by tree-based surrogate models in sequential model-based
+    optimization", AISTATS 2022.
+    """
+
+    def __init__(self, n_estimators: int = 100, *, mode: str = "skgarden",
+                 lifetime: float = math.inf, min_samples_split: int = 2,
+                 max_depth: int | None = None, bootstrap: bool = False,
+                 n_jobs: int | None = None, random_state: Any = None):
+        self.n_estimators = n_estimators
+        self.mode = mode
+        self.lifetime = lifetime
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        _check_int(self.n_estimators, "n_estimators", 1)
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if (isinstance(self.lifetime, bool) or not isinstance(self.lifetime, numbers.Real)
+                or not self.lifetime > 0):
+            raise ValueError(f"lifetime must be a positive number or inf, got {self.lifetime!r}")
+        _check_int(self.min_samples_split, "min_samples_split", 2)
+        _check_int(self.max_depth, "max_depth", 0, allow_none=True)
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+
+    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        self._check_params()
+        rng = np.random.default_rng(self.random_state)
+        n_samples, n_features = X.shape
+        n_trees = int(self.n_estimators)
+        lifetime = float(self.lifetime)
+        counts = None
+        if self.bootstrap:
+            counts = rng.multinomial(n_samples, np.full(n_samples, 1.0 / n_samples),
+                                     size=n_trees)
+        nodes = _grow_forest(X, y, counts, n_trees, rng, lifetime, int(self.min_samples_split),
+                             self.max_depth, stop_pure=self.mode == "skgarden")
+        hyper = _hyperparameters(nodes, n_trees, n_features)
+        posterior = None if self.mode == "skgarden" else _belief_propagation(nodes, hyper)
+        self._nodes, self._hyper, self._posterior = nodes, hyper, posterior
+        self._arrays = _prediction_arrays(nodes, hyper, posterior, self.mode, lifetime)
+        self.n_nodes_ = int(nodes.tree.size)
+        self.max_depth_ = int(nodes.depth.max())
+        self.hyperparameters_ = {"mu": hyper.mu, "sigma_y2": hyper.sigma_y2,
+                                 "sigma_h2": hyper.sigma_h2, "gamma": hyper.gamma}
+
+    def _predict_dist(self, X: np.ndarray) -> Prediction:
+        Xd = np.ascontiguousarray(np.concatenate([X, -X], axis=1))
+        trees = np.arange(self._arrays.root.size)
+        n_chunks = min(effective_n_jobs(self.n_jobs), trees.size)
+        args = (self._arrays, self.mode, math.isfinite(self.lifetime))
+        # One BLAS thread: the only BLAS call is a (points x 2D) matrix-vector
+        # product, which threads slow down on a shared machine.
+        with threadpool_limits(limits=1, user_api="blas"):
+            if n_chunks == 1:
+                return _predict_trees(*args, trees, Xd).result()
+            parts = Parallel(n_jobs=n_chunks, prefer="threads")(
+                delayed(_predict_trees)(*args, chunk, Xd)
+                for chunk in np.array_split(trees, n_chunks))
+        total = parts[0]
+        for part in parts[1:]:
+            total.merge(part)
+        return total.result()
