@@ -203,12 +203,14 @@ def _per_point_tree(model, tree, x, mode, lifetime):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("lifetime", [math.inf, 2.0])
+@pytest.mark.parametrize("lifetime", [math.inf, 2.0, 0.3])
 def test_vectorized_prediction_equals_the_per_point_mixture(mode, lifetime):
     rng = np.random.default_rng(0)
     X = rng.random((25, 2))
     y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(25)
     model = MondrianForestSurrogate(3, mode=mode, lifetime=lifetime, random_state=0).fit(X, y)
+    if lifetime == 0.3:  # some trees are a single leaf, others are not
+        assert 0 < model._nodes.is_leaf[:3].sum() < 3
     # Inside the data box, beyond it, at training points and on a box face.
     C = np.r_[rng.random((30, 2)), rng.uniform(-1, 2, (30, 2)), X[:5], [[X[0, 0], 1.5]]]
     p = model.predict_dist(C)

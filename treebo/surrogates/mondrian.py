@@ -58,13 +58,14 @@ MODES = ("skgarden", "reference", "exact")
 
 # Points per block, and (tree, point) pairs walked together: enough that
 # NumPy's per-call overhead is small, few enough that the working set (a
-# few arrays of _PAIRS x 2D floats) stays in cache.
+# few arrays of _PAIRS x 2D floats) stays in cache. Measured on 2 cores:
+# 8,192 or 32,768 pairs are 10-30% slower than 16,384.
 _BLOCK = 16_384
 _PAIRS = 16_384
-# A level's finished points are dropped from the working set once they are
-# at least this fraction of it; until then they ride along at no cost to
-# correctness (their nodes have zero hazard).
-_COMPACT_FRACTION = 0.25
+# Pairs that are done are dropped from the working arrays once they are at
+# least this fraction of them; until then they ride along, which does not
+# change any result (see _find_leaves and _climb).
+_COMPACT_FRACTION = 0.3
 
 
 def _sigmoid_diff(a, b):
@@ -382,30 +383,34 @@ def _exact_component(t, tau_parent, tau, mA, vA, mL, vL, sigma_h2, sigma_y2, gam
 class _Arrays:
     """Everything prediction reads, with each tree's nodes contiguous.
 
-    Nodes: ``box`` (n_nodes, 2D) is ``[upper, -lower]``, so that the L1
-    distance of ``x`` to the box is ``sum(max([x, -x] - box, 0))``;
-    ``span`` multiplies that distance into the cut hazard (``tau -
-    tau_parent``; zero where a node cannot cut, ``_FOREVER`` for leaves
-    under an infinite lifetime); ``left`` is the left child (the right
-    child is ``left + 1``), ``feature`` and ``threshold`` route (right if
-    ``x[feature] > threshold``); ``terminal`` marks the nodes where a walk
-    ends, and ``final_mean``/``final_second`` the component there (mean
-    about the tree's shift, and second moment). ``fields``: per-node
-    constants of the mode's components. Per tree: ``root``, ``shift`` and
+    Nodes: ``left`` (the right child is ``left + 1``; a leaf points to
+    itself), ``feature`` and ``threshold`` route (right if ``x[feature] >
+    threshold``; inf at leaves), ``parent`` (at the roots, a last, sentinel
+    node whose box is infinite and whose parent is itself), ``leaf``; ``box``
+    (n_nodes, 2D) is ``[upper, -lower]``, so that the L1 distance of ``x``
+    to the box is ``sum(max([x, -x] - box, 0))``; ``span`` multiplies that
+    distance into the cut hazard (``tau - tau_parent``, ``_FOREVER`` for a
+    leaf under an infinite lifetime); ``fields``: per-node constants of the
+    mode's components; ``leaf_mean``/``leaf_second``: what a point that is
+    never cut off gets at its leaf (mean about the tree's shift, and second
+    moment). Per tree: ``root``, ``shift``, ``noise`` (a variance every
+    component has, added to the tree's variance at the end) and
     ``constant`` (a degenerate tree predicts ``(shift, 0)`` everywhere).
     """
 
-    span: np.ndarray
-    box: np.ndarray
     left: np.ndarray
     feature: np.ndarray
     threshold: np.ndarray
-    terminal: np.ndarray
-    final_mean: np.ndarray
-    final_second: np.ndarray
+    parent: np.ndarray
+    leaf: np.ndarray
+    box: np.ndarray
+    span: np.ndarray
     fields: dict
+    leaf_mean: np.ndarray
+    leaf_second: np.ndarray
     root: np.ndarray
     shift: np.ndarray
+    noise: np.ndarray
     constant: np.ndarray
 
 
@@ -415,77 +420,68 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
     tree = nodes.tree
     leaf = nodes.is_leaf
     tau_parent = nodes.tau_parent
-    box = np.concatenate([nodes.upper, -nodes.lower], axis=1)
-    feature, threshold = nodes.feature, nodes.threshold
     if mode == "skgarden":
-        # Leaves never cut (scikit-garden gives them all the mass left over):
-        # span 0, they end the walk and loop on themselves (their threshold
-        # is inf, so a walk always takes the left child).
-        span = np.where(leaf, 0.0, nodes.tau - tau_parent)
+        # A leaf never cuts (scikit-garden gives it all the mass left over).
+        span = nodes.tau - tau_parent
         mean = nodes.mean - hyper.mu[tree]
         second = nodes.var + mean**2
         fields = {"mean": mean, "second": second}
-        left = np.where(leaf, np.arange(n), nodes.left)
-        terminal, final_mean, final_second = leaf, mean, second
+        leaf_mean, leaf_second = mean, second
     else:
-        # A leaf can cut too, until the lifetime; its walk then steps to a
-        # terminal copy of itself that holds the "x falls in the leaf" part.
+        # A leaf can cut too, until the lifetime.
         span = np.minimum(np.where(leaf, lifetime, nodes.tau) - tau_parent, _FOREVER)
         gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
         # Constants of the sigmoid differences (see _bayes_components).
         e_parent = np.exp(-gamma * tau_parent)
         fields = {"gamma": gamma, "e_parent": e_parent,
                   "c_down": sigma_h2 * e_parent / (1.0 + e_parent)}
+        # The noise variance sigma_y2 is part of every component, so it is
+        # added once per tree instead (see _Arrays.noise).
         if mode == "reference":
-            fields.update(mean=posterior.mQ, var=posterior.vQ + hyper.sigma_y2[tree])
+            fields.update(mean=posterior.mQ, var=posterior.vQ)
         else:
             fields.update(mA=posterior.mA, vA=posterior.vA, mL=posterior.mL, vL=posterior.vL,
-                          sigma_h2=sigma_h2, sigma_y2=hyper.sigma_y2[tree],
                           c_up=sigma_h2 / (1.0 + np.exp(-gamma * nodes.tau)),
-                          lifetime_gap=gamma * (lifetime - tau_parent),
                           c_life=sigma_h2 / (1.0 + np.exp(-gamma * lifetime)))
-        leaves = np.flatnonzero(leaf)
-        m = leaves.size
-        copies = n + np.arange(m)
-        copy_of = np.full(n, -1)
-        copy_of[leaves] = copies
-        left = np.r_[np.where(leaf, copy_of, nodes.left), copies]
-        terminal = np.r_[np.zeros(n, bool), np.ones(m, bool)]
-        box = np.r_[box, np.empty((m, box.shape[1]))]
-        span = np.r_[span, np.zeros(m)]
-        feature = np.r_[feature, np.zeros(m, feature.dtype)]
-        threshold = np.r_[threshold, np.full(m, np.inf)]
-        final_mean = np.r_[np.zeros(n), posterior.mQ[leaves]]
-        final_second = np.r_[np.zeros(n), posterior.vQ[leaves] + hyper.sigma_y2[tree[leaves]]
-                             + posterior.mQ[leaves]**2]
-        # Terminals never cut (span 0), so their components are never used;
-        # copy the leaf's to keep them finite.
-        fields = {key: np.r_[value, value[leaves]] for key, value in fields.items()}
-        tree = np.r_[tree, tree[leaves]]
+            if math.isfinite(lifetime):
+                fields["lifetime_gap"] = gamma * (lifetime - tau_parent)
+        leaf_mean, leaf_second = posterior.mQ, posterior.vQ + posterior.mQ**2
 
-    # Walks that have ended may ride along for a few levels; an infinite box
-    # puts every point inside, so they are cut off at no cost.
-    box[terminal] = np.inf
     # Renumber so that each tree's nodes are contiguous (locality of the
     # gathers); creation order is kept within a tree, so siblings stay
     # adjacent and the right child is still left + 1.
     order = np.argsort(tree, kind="stable")
     new_id = np.empty_like(order)
     new_id[order] = np.arange(order.size)
+    # A sentinel node above the roots (index n): its box is everything, so a
+    # point is inside it, and its parent is itself.
+    renumber = np.r_[new_id, n]
+    order = np.r_[order, n]
+    left = np.r_[np.where(leaf, np.arange(n), nodes.left), n]
+    box = np.concatenate([nodes.upper, -nodes.lower], axis=1)
+    box = np.r_[box, np.full((1, box.shape[1]), np.inf)]
     n_trees = hyper.mu.size
+
+    def extend(values):
+        return np.r_[values, np.zeros(1, values.dtype)][order]
+
     return _Arrays(
-        span=span[order], box=np.ascontiguousarray(box[order]), left=new_id[left[order]],
-        feature=feature[order].astype(np.intp), threshold=threshold[order],
-        terminal=terminal[order], final_mean=final_mean[order],
-        final_second=final_second[order],
-        fields={key: value[order] for key, value in fields.items()},
+        left=renumber[left[order]], feature=extend(nodes.feature).astype(np.intp),
+        threshold=np.r_[nodes.threshold, np.inf][order],
+        parent=renumber[np.r_[nodes.parent, n][order]], leaf=extend(leaf),
+        box=np.ascontiguousarray(box[order]), span=extend(span),
+        fields={key: extend(value) for key, value in fields.items()},
+        leaf_mean=extend(leaf_mean), leaf_second=extend(leaf_second),
         root=new_id[np.arange(n_trees)], shift=hyper.mu,
+        noise=np.zeros(n_trees) if mode == "skgarden" else hyper.sigma_y2,
         constant=hyper.degenerate & (mode != "skgarden"))
 
 
 def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.ndarray,
                       eta: np.ndarray, span: np.ndarray):
     """Component (mean about the shift, second moment) for points outside their node's box.
+
+    Leaves out the noise variance ``sigma_y2``, which every component has.
 
     The cut time is plugged in at its conditional mean ``t = tau_parent +
     e`` given a cut during the node's span (as the reference code does).
@@ -515,36 +511,75 @@ def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.n
     precision_down, precision_up = 1.0 / v_down, 1.0 / v_up
     variance = 1.0 / (precision_down + precision_up)
     mean = (take["mA"] * precision_down + take["mL"] * precision_up) * variance
-    # The new leaf's own prior variance, sigma_h2 [sig(gamma lifetime) - sig(gamma t)].
+    # The new leaf's own prior variance, sigma_h2 [sig(gamma lifetime) - sig(gamma t)]
+    # (c_life = sigma_h2 under an infinite lifetime).
     if finite_lifetime:
         variance -= take["c_life"] * e_t * np.expm1(gamma_e - take["lifetime_gap"])
     else:
-        variance += take["sigma_h2"] * e_t
-    variance += take["sigma_y2"]
+        variance += take["c_life"] * e_t
     return mean, variance + mean**2
 
 
-def _walk(arrays: _Arrays, mode: str, finite_lifetime: bool, node: np.ndarray,
-          rows: np.ndarray, out_first: np.ndarray, out_second: np.ndarray) -> None:
-    """Walk (tree, point) pairs down their trees; write each tree's mixture moments.
+def _find_leaves(arrays: _Arrays, node: np.ndarray, X: np.ndarray, point: np.ndarray
+                 ) -> np.ndarray:
+    """Route (tree, point) pairs from ``node`` (their roots) to their leaves.
 
-    ``node`` holds each pair's root and ``rows`` its point as ``[x, -x]``.
-    Each step handles one depth level for all pairs still walking: the L1
-    distance to the node's box, the probability of being cut off there, the
-    node's component weighted by it, and the routing to the child. Writes
-    the mixture's mean (about the tree's shift) and second moment.
+    ``X`` is the block of points, ``point`` each pair's row in it.
     """
-    k, width = rows.shape
-    box, span, left, feature = arrays.box, arrays.span, arrays.left, arrays.feature
-    threshold, terminal, fields = arrays.threshold, arrays.terminal, arrays.fields
-    survival = np.ones(k)
-    first = np.zeros(k)
-    second = np.zeros(k)
-    index = None  # positions of the pairs still walking
-    flat_offset = np.arange(k) * width
-    work = np.empty((k, width))
-    zeros = np.zeros((k, width))
-    ones = np.ones(width)
+    left, feature, threshold, is_leaf = arrays.left, arrays.feature, arrays.threshold, arrays.leaf
+    width = X.shape[1]
+    flat = X.ravel()
+    offset = point * width
+    leaves = np.empty(node.size, dtype=np.intp)
+    index = None  # positions of the pairs still routing
+    while True:
+        k = node.size
+        column = feature.take(node)
+        column += offset
+        go_right = flat.take(column) > threshold.take(node)
+        node = left.take(node)
+        node += go_right
+        arrived = is_leaf.take(node)
+        n_arrived = np.count_nonzero(arrived)
+        # Pairs at a leaf stay there (its threshold is inf and its left child
+        # itself), so they may ride along until enough have arrived.
+        if n_arrived == k or n_arrived >= _COMPACT_FRACTION * k:
+            # (take is several times faster than fancy indexing here.)
+            done = np.flatnonzero(arrived)
+            leaves[done if index is None else index.take(done)] = node.take(done)
+            if n_arrived == k:
+                return leaves
+            routing = np.flatnonzero(~arrived)
+            node, offset = node.take(routing), offset.take(routing)
+            index = routing if index is None else index.take(routing)
+
+
+def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, leaves: np.ndarray,
+           rows: np.ndarray, out_first: np.ndarray, out_second: np.ndarray,
+           work: np.ndarray, zeros: np.ndarray) -> None:
+    """A tree's mixture moments for each (tree, point) pair, from its leaf upwards.
+
+    The mixture over a path is evaluated from the bottom in Horner form: the
+    value ``R`` below node ``j`` becomes ``p_j a_j + (1 - p_j) R``, with
+    ``p_j`` the probability of being cut off at ``j`` and ``a_j`` its
+    component. Boxes are nested, so the distance from ``x`` to them only
+    shrinks on the way up; once ``x`` is inside a box (distance 0) nothing
+    above it can cut, and the pair is done. Above the root is a sentinel
+    node whose box is everything. ``rows`` holds each pair's point as
+    ``[x, -x]``. Writes the mean (about the tree's shift) and the second
+    moment. ``work`` and ``zeros`` are scratch arrays of at least the shape
+    of ``rows``, the latter all zeros.
+    """
+    box, span, parent, fields = arrays.box, arrays.span, arrays.parent, arrays.fields
+    first = arrays.leaf_mean.take(leaves)
+    second = arrays.leaf_second.take(leaves)
+    # skgarden: the leaf takes the mass left over and cuts start at its
+    # parent; the Bayesian modes let the leaf cut too.
+    node = parent.take(leaves) if mode == "skgarden" else leaves
+    index = None  # positions of the pairs still climbing
+    # skgarden mode sums the distances with a minus sign, which saves a
+    # negation before the exponential.
+    ones = np.full(rows.shape[1], -1.0 if mode == "skgarden" else 1.0)
     while True:
         k = node.size
         distance = work[:k]
@@ -552,79 +587,83 @@ def _walk(arrays: _Arrays, mode: str, finite_lifetime: bool, node: np.ndarray,
         np.subtract(rows, distance, out=distance)
         np.maximum(distance, zeros[:k], out=distance)
         eta = distance @ ones
+        inside = eta == 0
         if mode == "skgarden":
+            # Inside the box the weight is exactly 0, so no mask is needed.
             hazard = span.take(node)
-            hazard *= eta
-            # -weight = survival * (exp(-hazard) - 1); expm1 keeps small weights exact.
-            step = np.expm1(-hazard, out=hazard)
-            step *= survival
-            survival += step
+            hazard *= eta  # minus the hazard
+            weight = np.expm1(hazard, out=hazard)  # minus the cut probability
             mean = fields["mean"].take(node)
-            mean *= step
+            mean -= first
+            mean *= weight
             first -= mean
             moment = fields["second"].take(node)
-            moment *= step
+            moment -= second
+            moment *= weight
             second -= moment
         else:
-            # Only points outside the box can be cut off here.
-            out = np.flatnonzero(eta)
+            out = np.flatnonzero(~inside)
             if out.size:
-                at, eta_out = node[out], eta[out]
+                at, eta_out = node.take(out), eta.take(out)
                 span_out = span.take(at)
                 mean, moment = _bayes_components(fields, mode, finite_lifetime, at, eta_out,
                                                  span_out)
-                step = np.expm1(-span_out * eta_out)
-                step *= survival[out]
-                survival[out] += step
-                first[out] -= step * mean
-                second[out] -= step * moment
-        go_right = rows.ravel().take(flat_offset[:k] + feature.take(node)) > threshold.take(node)
-        node = left.take(node)
-        node += go_right
-        finished = terminal.take(node)
-        n_finished = np.count_nonzero(finished)
-        # Finished pairs sit at nodes with zero span, so they may ride along
-        # until enough of them are worth dropping from the arrays.
-        if n_finished == k or n_finished >= _COMPACT_FRACTION * k:
-            done = np.flatnonzero(finished)
-            at = done if index is None else index[done]
-            last = node[done]
-            out_first[at] = first[done] + survival[done] * arrays.final_mean.take(last)
-            out_second[at] = second[done] + survival[done] * arrays.final_second.take(last)
-            if n_finished == k:
+                weight = np.expm1(-span_out * eta_out)
+                first_out = first.take(out)
+                second_out = second.take(out)
+                first[out] = first_out - weight * (mean - first_out)
+                second[out] = second_out - weight * (moment - second_out)
+        node = parent.take(node)
+        n_done = np.count_nonzero(inside)
+        # Pairs that are done stay inside every box above them, so they may
+        # ride along until enough of them are worth dropping.
+        if n_done == k or n_done >= _COMPACT_FRACTION * k:
+            # (take is several times faster than fancy indexing here.)
+            finished = np.flatnonzero(inside)
+            at = finished if index is None else index.take(finished)
+            out_first[at] = first.take(finished)
+            out_second[at] = second.take(finished)
+            if n_done == k:
                 return
-            walking = np.flatnonzero(~finished)
-            node, survival = node[walking], survival[walking]
-            first, second = first[walking], second[walking]
-            index = walking if index is None else index[walking]
-            rows = rows[walking]
+            climbing = np.flatnonzero(~inside)
+            node, first, second = node.take(climbing), first.take(climbing), second.take(climbing)
+            index = climbing if index is None else index.take(climbing)
+            rows = rows.take(climbing, axis=0)
 
 
 def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray,
-                   Xd: np.ndarray) -> MixtureMoments:
-    """Mixture moments over ``trees`` at the points ``Xd`` (rows ``[x, -x]``)."""
-    n = Xd.shape[0]
+                   X: np.ndarray) -> MixtureMoments:
+    """Mixture moments over ``trees`` at the points ``X``."""
+    n = X.shape[0]
     moments = MixtureMoments(n)
     for tree in trees[arrays.constant[trees]]:
         moments.add(np.full(n, arrays.shift[tree]), 0.0)
     trees = trees[~arrays.constant[trees]]
     block = min(n, _BLOCK)
     group = max(1, _PAIRS // block)
+    Xd = np.concatenate([X, -X], axis=1)
+    work = np.empty((block * min(group, trees.size), Xd.shape[1]))
+    zeros = np.zeros_like(work)
     for g in range(0, trees.size, group):
         members = trees[g:g + group]
         first = np.empty((members.size, n))
         second = np.empty((members.size, n))
         for start in range(0, n, block):
             stop = min(start + block, n)
-            rows = np.tile(Xd[start:stop], (members.size, 1))
+            point = np.tile(np.arange(stop - start), members.size)
             roots = np.repeat(arrays.root[members], stop - start)
-            out_first = np.empty(rows.shape[0])
-            out_second = np.empty(rows.shape[0])
-            _walk(arrays, mode, finite_lifetime, roots, rows, out_first, out_second)
+            leaves = _find_leaves(arrays, roots, X[start:stop], point)
+            rows = Xd[start:stop]
+            if members.size > 1:
+                rows = np.tile(rows, (members.size, 1))
+            out_first = np.empty(point.size)
+            out_second = np.empty(point.size)
+            _climb(arrays, mode, finite_lifetime, leaves, rows, out_first, out_second, work,
+                   zeros)
             first[:, start:stop] = out_first.reshape(members.size, -1)
             second[:, start:stop] = out_second.reshape(members.size, -1)
         for b, tree in enumerate(members):
-            variance = np.maximum(second[b] - first[b] ** 2, 0.0)
+            variance = np.maximum(second[b] - first[b] ** 2, 0.0) + arrays.noise[tree]
             moments.add(first[b] + arrays.shift[tree], variance)
     return moments
 
@@ -767,7 +806,7 @@ class MondrianForestSurrogate(Surrogate):
                                  "sigma_h2": hyper.sigma_h2, "gamma": hyper.gamma}
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
-        Xd = np.ascontiguousarray(np.concatenate([X, -X], axis=1))
+        X = np.ascontiguousarray(X)
         trees = np.arange(self._arrays.root.size)
         n_chunks = min(effective_n_jobs(self.n_jobs), trees.size)
         args = (self._arrays, self.mode, math.isfinite(self.lifetime))
@@ -775,9 +814,9 @@ class MondrianForestSurrogate(Surrogate):
         # product, which threads slow down on a shared machine.
         with threadpool_limits(limits=1, user_api="blas"):
             if n_chunks == 1:
-                return _predict_trees(*args, trees, Xd).result()
+                return _predict_trees(*args, trees, X).result()
             parts = Parallel(n_jobs=n_chunks, prefer="threads")(
-                delayed(_predict_trees)(*args, chunk, Xd)
+                delayed(_predict_trees)(*args, chunk, X)
                 for chunk in np.array_split(trees, n_chunks))
         total = parts[0]
         for part in parts[1:]:
