@@ -73,7 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
-    parser.add_argument("--surrogates", nargs="+", default=["rf", "ert", "bwo", "gp"])
+    parser.add_argument("--surrogates", nargs="+", default=["rf", "ert", "bwo", "gp", "mondrian"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gp-repeats", type=int, default=2,
                         help="repeats for the GP, whose fit dominates at large N")

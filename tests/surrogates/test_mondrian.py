@@ -14,6 +14,9 @@ from treebo.surrogates.mondrian import (
 
 MODES = ["skgarden", "reference", "exact"]
 
+# Every prediction is computed without floating-point warnings (no inf - inf, 0 / 0).
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 
 def _sig(t):
     return 1.0 / (1.0 + np.exp(-t))
@@ -455,12 +458,17 @@ def test_minimize_continuous():
     def quadratic(x):
         return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
 
-    res = minimize(quadratic, [Real(-1.0, 1.0), Real(-1.0, 1.0)], surrogate="mondrian",
-                   surrogate_params={"n_estimators": 30}, n_calls=25, n_candidates=5000,
-                   random_state=0)
-    # Measured (seed 0): best 2e-3 after 25 calls; the best of the 5 initial
-    # Sobol points is 0.09.
-    assert res.fun < 0.02 and res.fun < min(res.func_vals[:5]) / 4
+    runs = {mode: minimize(quadratic, [Real(-1.0, 1.0), Real(-1.0, 1.0)], surrogate="mondrian",
+                           surrogate_params={"n_estimators": 30, "mode": mode}, n_calls=25,
+                           n_candidates=5000, random_state=0)
+            for mode in ("skgarden", "exact")}
+    initial = min(runs["exact"].func_vals[:5])  # the same Sobol design in both runs
+    # Measured (seed 0; 0.377 after the 5 initial points): skgarden 0.198
+    # (it creeps from the best point: its variance vanishes there and grows
+    # only with the spread of y in the nodes a candidate is cut off at),
+    # exact 7.7e-4.
+    assert runs["skgarden"].fun < 0.6 * initial
+    assert runs["exact"].fun < 0.01
 
 
 def test_minimize_binary():
@@ -471,9 +479,9 @@ def test_minimize_binary():
 
     res = minimize(linear, [Binary() for _ in range(12)], surrogate="mondrian",
                    surrogate_params={"n_estimators": 30}, n_calls=40, random_state=0)
-    optimum = float(np.minimum(weights, 0).sum())
-    # Measured (seed 0): regret 0.0 after 40 of 4096 points.
-    assert res.fun - optimum < 0.5
+    # Measured (seeds 0-2, every mode): the optimum of the 4096 points is
+    # found within 40 calls; the initial design's regret is 0.8-2.3.
+    assert res.fun == pytest.approx(float(np.minimum(weights, 0).sum()), abs=1e-12)
 
 
 def test_minimize_mixed():
@@ -482,7 +490,8 @@ def test_minimize_mixed():
     def objective(x):
         return (x[0] - 0.7) ** 2 + 0.1 * abs(x[1] - 3) + {"a": 1.0, "b": 0.0, "c": 0.5}[x[2]]
 
-    res = minimize(objective, space, surrogate="mondrian", n_calls=30,
-                   surrogate_params={"n_estimators": 30, "mode": "exact"}, random_state=0)
-    # Measured (seed 0): best 0.004 with category "b" and integer 3.
-    assert res.fun < 0.1 and res.x[2] == "b"
+    res = minimize(objective, space, surrogate="mondrian", n_calls=30, n_candidates=5000,
+                   surrogate_params={"n_estimators": 30, "mode": "reference"}, random_state=0)
+    # Measured (seeds 0-2, every mode): 3 and "b" found, best 2e-7 to 2.4e-5;
+    # the initial design's best is 0.10-0.33.
+    assert res.x[1:] == [3, "b"] and res.fun < 1e-3

@@ -462,15 +462,16 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
     box = np.r_[box, np.full((1, box.shape[1]), np.inf)]
     n_trees = hyper.mu.size
 
-    def extend(values):
-        return np.r_[values, np.zeros(1, values.dtype)][order]
+    def extend(values, fill=0):
+        return np.r_[values, np.full(1, fill, values.dtype)][order]
 
     return _Arrays(
         left=renumber[left[order]], feature=extend(nodes.feature).astype(np.intp),
         threshold=np.r_[nodes.threshold, np.inf][order],
         parent=renumber[np.r_[nodes.parent, n][order]], leaf=extend(leaf),
         box=np.ascontiguousarray(box[order]), span=extend(span),
-        fields={key: extend(value) for key, value in fields.items()},
+        # (ones keep the sentinel's components finite; its weight is 0)
+        fields={key: extend(value, 1) for key, value in fields.items()},
         leaf_mean=extend(leaf_mean), leaf_second=extend(leaf_second),
         root=new_id[np.arange(n_trees)], shift=hyper.mu,
         noise=np.zeros(n_trees) if mode == "skgarden" else hyper.sigma_y2,
@@ -479,9 +480,10 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
 
 def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.ndarray,
                       eta: np.ndarray, span: np.ndarray):
-    """Component (mean about the shift, second moment) for points outside their node's box.
+    """Component (mean about the shift, second moment) of a cut at each point's node.
 
     Leaves out the noise variance ``sigma_y2``, which every component has.
+    Finite for points inside the box (``eta = 0``), where it has no weight.
 
     The cut time is plugged in at its conditional mean ``t = tau_parent +
     e`` given a cut during the node's span (as the reference code does).
@@ -602,17 +604,18 @@ def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, leaves: np.ndarray
             moment *= weight
             second -= moment
         else:
-            out = np.flatnonzero(~inside)
-            if out.size:
-                at, eta_out = node.take(out), eta.take(out)
-                span_out = span.take(at)
-                mean, moment = _bayes_components(fields, mode, finite_lifetime, at, eta_out,
-                                                 span_out)
-                weight = np.expm1(-span_out * eta_out)
-                first_out = first.take(out)
-                second_out = second.take(out)
-                first[out] = first_out - weight * (mean - first_out)
-                second[out] = second_out - weight * (moment - second_out)
+            # The components stay finite inside the box (eta = 0), where the
+            # weight is 0.
+            node_span = span.take(node)
+            mean, moment = _bayes_components(fields, mode, finite_lifetime, node, eta, node_span)
+            node_span *= eta
+            weight = np.expm1(-node_span, out=node_span)
+            mean -= first
+            mean *= weight
+            first -= mean
+            moment -= second
+            moment *= weight
+            second -= moment
         node = parent.take(node)
         n_done = np.count_nonzero(inside)
         # Pairs that are done stay inside every box above them, so they may
