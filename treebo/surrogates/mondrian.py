@@ -71,6 +71,12 @@ _PAIRS = 16_384
 # least this fraction of them; until then they ride along, which does not
 # change any result (see _find_leaves and _climb).
 _COMPACT_FRACTION = 0.3
+# A climb hands its pairs back once fewer than this many are left; those of
+# _BATCH trees finish in one climb (see _climb). Measured (N = 200, D = 6,
+# 55,000 points): over half of the climbing steps had fewer than 2,048
+# pairs, 5% of the work.
+_HAND_BACK = 1_024
+_BATCH = 10
 
 
 def _sigmoid_diff(a, b):
@@ -561,10 +567,38 @@ def _find_leaves(arrays: _Arrays, node: np.ndarray, X: np.ndarray, point: np.nda
             index = routing if index is None else index.take(routing)
 
 
-def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, leaves: np.ndarray,
-           rows: np.ndarray, out_first: np.ndarray, out_second: np.ndarray,
-           work: np.ndarray, zeros: np.ndarray) -> None:
-    """A tree's mixture moments for each (tree, point) pair, from its leaf upwards.
+@dataclass
+class _Climbers:
+    """(tree, point) pairs on their way up: current node, the value below it
+    (mean about the tree's shift, second moment), where to write the result,
+    and the point as ``[x, -x]``."""
+
+    node: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    index: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts: list) -> _Climbers:
+        return cls(*(np.concatenate(column) for column in
+                     zip(*((p.node, p.first, p.second, p.index, p.rows) for p in parts))))
+
+
+def _start_climb(arrays: _Arrays, mode: str, leaves: np.ndarray, index: np.ndarray,
+                 rows: np.ndarray) -> _Climbers:
+    """Pairs at their leaves, about to climb."""
+    # skgarden: the leaf takes the mass left over and cuts start at its
+    # parent; the Bayesian modes let the leaf cut too.
+    node = arrays.parent.take(leaves) if mode == "skgarden" else leaves
+    return _Climbers(node, arrays.leaf_mean.take(leaves), arrays.leaf_second.take(leaves),
+                     index, rows)
+
+
+def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, pairs: _Climbers,
+           out_first: np.ndarray, out_second: np.ndarray, work: np.ndarray, zeros: np.ndarray,
+           hand_back: int = 0) -> _Climbers | None:
+    """A tree's mixture moments for (tree, point) pairs, from their leaves upwards.
 
     The mixture over a path is evaluated from the bottom in Horner form: the
     value ``R`` below node ``j`` becomes ``p_j a_j + (1 - p_j) R``, with
@@ -572,18 +606,18 @@ def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, leaves: np.ndarray
     component. Boxes are nested, so the distance from ``x`` to them only
     shrinks on the way up; once ``x`` is inside a box (distance 0) nothing
     above it can cut, and the pair is done. Above the root is a sentinel
-    node whose box is everything. ``rows`` holds each pair's point as
-    ``[x, -x]``. Writes the mean (about the tree's shift) and the second
-    moment. ``work`` and ``zeros`` are scratch arrays of at least the shape
-    of ``rows``, the latter all zeros.
+    node whose box is everything. Results go to ``out_first[index]`` (mean
+    about the tree's shift) and ``out_second[index]`` (second moment).
+
+    Once fewer than ``hand_back`` pairs are left, they are returned instead,
+    so that the last few pairs of many climbs can finish in one (each step
+    costs about as much Python overhead for 10 pairs as for 10,000).
+    ``work`` and ``zeros`` are scratch arrays of at least the shape of
+    ``pairs.rows``, the latter all zeros.
     """
     box, span, parent, fields = arrays.box, arrays.span, arrays.parent, arrays.fields
-    first = arrays.leaf_mean.take(leaves)
-    second = arrays.leaf_second.take(leaves)
-    # skgarden: the leaf takes the mass left over and cuts start at its
-    # parent; the Bayesian modes let the leaf cut too.
-    node = parent.take(leaves) if mode == "skgarden" else leaves
-    index = None  # positions of the pairs still climbing
+    node, first, second, index, rows = (pairs.node, pairs.first, pairs.second, pairs.index,
+                                        pairs.rows)
     # skgarden mode sums the distances with a minus sign, which saves a
     # negation before the exponential.
     ones = np.full(rows.shape[1], -1.0 if mode == "skgarden" else 1.0)
@@ -628,15 +662,16 @@ def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, leaves: np.ndarray
         if n_done == k or n_done >= _COMPACT_FRACTION * k:
             # (take is several times faster than fancy indexing here.)
             finished = np.flatnonzero(inside)
-            at = finished if index is None else index.take(finished)
+            at = index.take(finished)
             out_first[at] = first.take(finished)
             out_second[at] = second.take(finished)
             if n_done == k:
-                return
+                return None
             climbing = np.flatnonzero(~inside)
             node, first, second = node.take(climbing), first.take(climbing), second.take(climbing)
-            index = climbing if index is None else index.take(climbing)
-            rows = rows.take(climbing, axis=0)
+            index, rows = index.take(climbing), rows.take(climbing, axis=0)
+            if node.size < hand_back:
+                return _Climbers(node, first, second, index, rows)
 
 
 def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray,
@@ -648,31 +683,44 @@ def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.
         moments.add(np.full(n, arrays.shift[tree]), 0.0)
     trees = trees[~arrays.constant[trees]]
     block = min(n, _BLOCK)
-    group = max(1, _PAIRS // block)
+    group = max(1, _PAIRS // block)  # trees walked together when there are few points
     Xd = np.concatenate([X, -X], axis=1)
-    work = np.empty((block * min(group, trees.size), Xd.shape[1]))
+    work = np.empty((max(block * min(group, trees.size), _HAND_BACK * _BATCH), Xd.shape[1]))
     zeros = np.zeros_like(work)
-    for g in range(0, trees.size, group):
-        members = trees[g:g + group]
-        first = np.empty((members.size, n))
-        second = np.empty((members.size, n))
-        for start in range(0, n, block):
-            stop = min(start + block, n)
-            point = np.tile(np.arange(stop - start), members.size)
-            roots = np.repeat(arrays.root[members], stop - start)
-            leaves = _find_leaves(arrays, roots, X[start:stop], point)
-            rows = Xd[start:stop]
-            if members.size > 1:
-                rows = np.tile(rows, (members.size, 1))
-            out_first = np.empty(point.size)
-            out_second = np.empty(point.size)
-            _climb(arrays, mode, finite_lifetime, leaves, rows, out_first, out_second, work,
-                   zeros)
-            first[:, start:stop] = out_first.reshape(members.size, -1)
-            second[:, start:stop] = out_second.reshape(members.size, -1)
-        for b, tree in enumerate(members):
-            variance = np.maximum(second[b] - first[b] ** 2, 0.0) + arrays.noise[tree]
-            moments.add(first[b] + arrays.shift[tree], variance)
+    args = (arrays, mode, finite_lifetime)
+    # Results of _BATCH trees at a time; their climbs' last pairs finish together.
+    batch = max(group, _BATCH)
+    for b in range(0, trees.size, batch):
+        members = trees[b:b + batch]
+        first = np.empty(members.size * n)
+        second = np.empty(members.size * n)
+        stragglers = []
+        for g in range(0, members.size, group):
+            walkers = members[g:g + group]
+            slots = np.arange(g, g + walkers.size)
+            for start in range(0, n, block):
+                stop = min(start + block, n)
+                point = np.tile(np.arange(stop - start), walkers.size)
+                roots = np.repeat(arrays.root[walkers], stop - start)
+                leaves = _find_leaves(arrays, roots, X[start:stop], point)
+                index = np.repeat(slots * n + start, stop - start) + point
+                rows = Xd[start:stop]
+                if walkers.size > 1:
+                    rows = np.tile(rows, (walkers.size, 1))
+                pairs = _start_climb(arrays, mode, leaves, index, rows)
+                rest = _climb(*args, pairs, first, second, work, zeros, hand_back=_HAND_BACK)
+                if rest is not None:
+                    stragglers.append(rest)
+        if stragglers:
+            pairs = _Climbers.concatenate(stragglers)
+            scratch = (work, zeros) if pairs.node.size <= work.shape[0] else (
+                np.empty_like(pairs.rows), np.zeros_like(pairs.rows))
+            _climb(*args, pairs, first, second, *scratch)
+        first = first.reshape(members.size, n)
+        second = second.reshape(members.size, n)
+        for slot, tree in enumerate(members):
+            variance = np.maximum(second[slot] - first[slot] ** 2, 0.0) + arrays.noise[tree]
+            moments.add(first[slot] + arrays.shift[tree], variance)
     return moments
 
 
