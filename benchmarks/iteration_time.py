@@ -74,8 +74,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
     parser.add_argument("--surrogates", nargs="+",
-                        default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "vsglb", "csglb",
-                                 "cbsglb"])
+                        default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "mondrian", "vsglb",
+                                 "csglb", "cbsglb"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gp-repeats", type=int, default=2,
                         help="repeats for the GP, whose fit dominates at large N")

@@ -11,6 +11,7 @@ from treebo.surrogates import available_surrogates, make_surrogate, surrogate_cl
 FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_estimators": 10},
         "gp": {"n_restarts": 0}, "ngboost": {"n_estimators": 8, "learning_rate": 0.3},
         "bart": {"n_trees": 10, "n_draws": 8, "n_burnin": 20, "n_chains": 2},
+        "mondrian": {"n_estimators": 10},
         # SGLB means are averages of posterior samples: seeded so that the
         # statistical contract checks (repeated rows) are deterministic.
         "vsglb": {"n_estimators": 200, "random_state": 0},

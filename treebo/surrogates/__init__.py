@@ -27,6 +27,7 @@ _REGISTRY: dict[str, tuple[str, str, str | None]] = {
     "gp": ("treebo.surrogates.gp", "GaussianProcessSurrogate", None),
     "ngboost": ("treebo.surrogates.ngboost", "NGBoostSurrogate", None),
     "bart": ("treebo.surrogates.bart", "BARTSurrogate", "bart"),
+    "mondrian": ("treebo.surrogates.mondrian", "MondrianForestSurrogate", None),
     "vsglb": ("treebo.surrogates.sglb", "VirtualSGLBSurrogate", None),
     "csglb": ("treebo.surrogates.sglb", "CyclicalSGLBSurrogate", None),
     "cbsglb": ("treebo.surrogates.sglb", "CyclicalBootstrapSGLBSurrogate", None),
