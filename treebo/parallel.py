@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["resolve_executor", "run_evaluations"]
+__all__ = ["resolve_executor", "run_evaluations", "warm_up"]
 
 logger = logging.getLogger("treebo")
 
@@ -105,6 +105,29 @@ def _loky_executor(n_workers: int) -> cf.Executor:
     return get_reusable_executor(max_workers=n_workers)
 
 
+def _ping(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def warm_up(executor: cf.Executor, n_workers: int, seconds: float = 0.1) -> float:
+    """Give every worker a trivial task and wait for them all.
+
+    A fresh worker process imports treebo (about a second) before its first
+    evaluation; warming up keeps that out of the first evaluations' timeout.
+    The tasks run at the same time, so each idle worker takes one.
+
+    Returns
+    -------
+    float
+        Seconds it took.
+    """
+    start = time.perf_counter()
+    for future in [executor.submit(_ping, seconds) for _ in range(n_workers)]:
+        future.result()
+    return time.perf_counter() - start
+
+
 def _is_dask_client(executor: Any) -> bool:
     return (not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor")
             and hasattr(executor, "nthreads"))
@@ -142,7 +165,11 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
             return None, n_workers, False
         if n_workers == 1 and timeout is None:
             return _InlineExecutor(), 1, True
-        return _loky_executor(n_workers), n_workers, True
+        executor = _loky_executor(n_workers)
+        if timeout is not None:
+            # Timeouts count from submission: keep the workers' start-up out of them.
+            warm_up(executor, n_workers)
+        return executor, n_workers, True
     if _is_dask_client(executor):
         n_workers = n_jobs or sum(executor.nthreads().values())
         executor = executor if dry_run else executor.get_executor(pure=False)
