@@ -102,10 +102,11 @@ class DeadlineStopper:
     def __init__(self, total_time: float):
         self.total_time = _check_number(total_time, "total_time", 0.0, strict=True)
         self.message: str | None = None
+        self._clock = time.monotonic
         self.on_start()
 
     def on_start(self) -> None:
-        self._start = time.monotonic()
+        self._start = self._clock()
         self._n_start: int | None = None
         self.message = None
 
@@ -114,7 +115,7 @@ class DeadlineStopper:
         if self._n_start is None:
             # Evaluations already in a resumed study are not timed here.
             self._n_start = n - 1
-        elapsed = time.monotonic() - self._start
+        elapsed = self._clock() - self._start
         per_call = elapsed / max(n - self._n_start, 1)
         if elapsed + per_call > self.total_time:
             self.message = (f"deadline of {self.total_time:g} s: {elapsed:.1f} s used, about "

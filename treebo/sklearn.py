@@ -51,8 +51,12 @@ class TreeBOSearchCV(BaseSearchCV):
     scoring, n_jobs, refit, cv, verbose, pre_dispatch, error_score, return_train_score
         As for ``sklearn.model_selection.GridSearchCV``. With several
         metrics, the one named by ``refit`` is optimized (``refit`` must
-        then name one). A setting whose fit fails scores ``error_score``;
-        when that is NaN, the optimizer records it as a failed trial.
+        then name one). A setting whose fit fails on some folds scores
+        ``error_score``; when that is NaN, the optimizer records it as a
+        failed trial. A round in which every fit failed is refused by
+        scikit-learn: its settings are failed trials of ``optimizer_`` but
+        do not appear in ``cv_results_``, and the search goes on (it raises
+        only if no setting could be fitted at all).
     random_state : int, numpy.random.Generator or None
         Seeds the optimizer (not the estimator or the CV splits).
     optimizer_kwargs : dict, optional
@@ -126,6 +130,7 @@ scorer_, n_splits_, refit_time_, multimetric_
         optimizer = self._make_optimizer()
         self.optimizer_ = optimizer
         key = self._score_key()
+        n_evaluated, last_failure = 0, None
         try:
             remaining = int(self.n_iter)
             while remaining > 0:
@@ -134,12 +139,26 @@ scorer_, n_splits_, refit_time_, multimetric_
                                            strategy=self.strategy)
                 except SpaceExhausted:
                     break
-                results = evaluate_candidates([dict(p) for p in params])
+                remaining -= len(params)
+                try:
+                    results = evaluate_candidates([dict(p) for p in params])
+                except ValueError as error:
+                    # scikit-learn refuses a round in which every fit failed;
+                    # for a sequential search that is one bad setting, not a
+                    # broken search. Those settings become failed trials.
+                    if "fits failed" not in str(error):
+                        raise
+                    last_failure = str(error).strip()
+                    for p in params:
+                        optimizer.tell(p, None, error=last_failure.splitlines()[0])
+                    continue
+                n_evaluated += len(params)
                 scores = np.asarray(results[key][-len(params):], dtype=float)
                 for p, score in zip(params, scores):
                     # The optimizer minimizes; a NaN score becomes a failed trial.
                     optimizer.tell(p, -score if np.isfinite(score) else None,
                                    error=None if np.isfinite(score) else "score is not finite")
-                remaining -= len(params)
         finally:
             optimizer.close()
+        if n_evaluated == 0 and last_failure is not None:
+            raise ValueError(f"every setting failed to fit; the last error:\n{last_failure}")
