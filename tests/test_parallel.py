@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from joblib import Parallel, delayed
 
 from treebo import Integer, Real, minimize
 from treebo.storage import read_study
@@ -161,6 +162,8 @@ def test_worker_processes_run_closures_and_a_killed_worker_is_retried(tmp_path, 
     # Two worker processes, then a fresh one after the kill; never the driver.
     pids = {int(p.stem) for p in tmp_path.glob("*.log")}
     assert os.getpid() not in pids and len(pids) >= 3
+    # treebo's pool leaves joblib's own (scikit-learn's n_jobs) working.
+    assert Parallel(n_jobs=2)(delayed(abs)(i) for i in range(-2, 2)) == [2, 1, 0, 1]
 
 
 def test_a_callback_stop_leaves_running_evaluations_pending_for_resume(tmp_path):

@@ -914,8 +914,9 @@ random_state, storage, resume_pending
         Print one line per evaluation.
     n_jobs : int, optional
         Evaluations kept in flight at once. Without ``executor``, ``n_jobs >
-        1`` runs them in that many worker processes (joblib's loky executor,
-        reused between calls); ``-1`` means one per CPU. With ``executor``
+        1`` runs them in that many worker processes (a loky pool, kept for
+        the next calls; see :func:`treebo.parallel.process_pool`); ``-1``
+        means one per CPU. With ``executor``
         it defaults to the executor's number of workers. A new point is
         proposed as soon as one evaluation finishes (asynchronous), with the
         points still being evaluated as constant lies.

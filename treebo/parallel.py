@@ -18,9 +18,9 @@ Either way the loop goes on and every result that came back is told, so
 nothing told is lost (with ``storage=`` it is committed at once).
 
 Executors: the evaluations run in the calling process when there is nothing
-to run in parallel; ``n_jobs > 1`` (or a ``timeout``) uses joblib's loky
-process pool, which ships closures and lambdas with cloudpickle and replaces
-dead workers; any ``concurrent.futures.Executor`` may be passed; a
+to run in parallel; ``n_jobs > 1`` (or a ``timeout``) uses a loky process pool
+(:func:`process_pool`), which ships closures and lambdas with cloudpickle and
+reports dead workers; any ``concurrent.futures.Executor`` may be passed; a
 ``dask.distributed.Client`` is used through ``client.get_executor(pure=False)``.
 """
 
@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["resolve_executor", "run_evaluations", "warm_up"]
+__all__ = ["resolve_executor", "run_evaluations", "process_pool", "warm_up"]
 
 logger = logging.getLogger("treebo")
 
@@ -99,10 +99,46 @@ class _InlineExecutor(cf.Executor):
         return future
 
 
-def _loky_executor(n_workers: int) -> cf.Executor:
-    from joblib.externals.loky import get_reusable_executor
+_POOL: dict[str, Any] = {"executor": None, "n_workers": 0}
+_POOL_LOCK = threading.Lock()
 
-    return get_reusable_executor(max_workers=n_workers)
+
+def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
+    """treebo's pool of worker processes, created on first use and kept for the next runs.
+
+    A loky ``ProcessPoolExecutor`` (vendored by joblib): it pickles the
+    objective with cloudpickle, so closures and lambdas work, and reports a
+    dead worker as ``TerminatedWorkerError`` instead of hanging. It is a pool
+    of treebo's own rather than loky's reusable singleton, which joblib's
+    ``Parallel`` (scikit-learn's ``n_jobs``) configures for itself. Idle
+    workers exit after five minutes; a broken pool, or one of another size,
+    is replaced.
+
+    Parameters
+    ----------
+    n_workers : int
+    fresh : bool, default False
+        Replace the pool even if it has the right size (after it broke).
+    """
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    with _POOL_LOCK:
+        pool = _POOL["executor"]
+        if pool is not None and (fresh or _POOL["n_workers"] != n_workers):
+            pool.shutdown(wait=False, kill_workers=True)
+            pool = None
+        if pool is None:
+            pool = ProcessPoolExecutor(max_workers=n_workers, timeout=300)
+            _POOL.update(executor=pool, n_workers=n_workers)
+        return pool
+
+
+def _discard_pool(pool: cf.Executor) -> None:
+    """Kill the workers of ``pool`` (abandoned evaluations); the next run gets a new one."""
+    with _POOL_LOCK:
+        if _POOL["executor"] is pool:
+            _POOL.update(executor=None, n_workers=0)
+    pool.shutdown(wait=False, kill_workers=True)
 
 
 def _ping(seconds: float) -> int:
@@ -165,7 +201,7 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
             return None, n_workers, False
         if n_workers == 1 and timeout is None:
             return _InlineExecutor(), 1, True
-        executor = _loky_executor(n_workers)
+        executor = process_pool(n_workers)
         if timeout is not None:
             # Timeouts count from submission: keep the workers' start-up out of them.
             warm_up(executor, n_workers)
@@ -238,8 +274,8 @@ def run_evaluations(optimizer: Any, func: Callable, budget: int, *, x0: list,
             except (RuntimeError, cf.BrokenExecutor):
                 if not (owned and not isinstance(executor, _InlineExecutor)):
                     raise
-                # loky hands out a fresh pool when the old one broke.
-                executor = _loky_executor(n_workers)
+                # A worker died and broke the pool: start a new one.
+                executor = process_pool(n_workers, fresh=True)
                 future = executor.submit(*args)
         except Exception as error:  # noqa: BLE001 - an executor that refuses work ends the run
             text = f"could not submit the evaluation: {type(error).__name__}: {error}"
@@ -325,5 +361,5 @@ def run_evaluations(optimizer: Any, func: Callable, budget: int, *, x0: list,
         if owned and running and not isinstance(executor, _InlineExecutor):
             # Stop the abandoned evaluations instead of letting them run on;
             # the next call gets a fresh pool.
-            executor.shutdown(wait=False, kill_workers=True)
+            _discard_pool(executor)
     return message
