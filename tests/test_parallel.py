@@ -9,6 +9,7 @@ import pytest
 from joblib import Parallel, delayed
 
 from treebo import Integer, Real, minimize
+from treebo.parallel import resolve_executor
 from treebo.storage import read_study
 
 SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
@@ -272,3 +273,10 @@ def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_
     assert [r["status"] for r in rows] == res.statuses
     assert [r["value"] for r in rows if r["status"] == "complete"] == [
         v for v, s in zip(res.func_vals, res.statuses) if s == "complete"]
+
+
+def test_a_dask_client_executor_works_and_knows_its_size(dask_client):
+    res = minimize(lambda x: x[0] ** 2 + x[1] ** 2, SPACE_2D, n_calls=5,
+                   executor=dask_client.get_executor(), random_state=0, **FAST)
+    assert len(res.x_iters) == 5 and res.n_failed == 0
+    assert resolve_executor(None, dask_client.get_executor(), None)[1] == 2

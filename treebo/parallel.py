@@ -210,7 +210,12 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
         n_workers = n_jobs or sum(executor.nthreads().values())
         executor = executor if dry_run else executor.get_executor(pure=False)
     else:
-        n_workers = n_jobs or getattr(executor, "_max_workers", None)
+        # concurrent.futures pools keep their size in _max_workers, a Dask
+        # ClientExecutor (client.get_executor()) its client in _client.
+        client = getattr(executor, "_client", None)
+        size = (sum(client.nthreads().values()) if hasattr(client, "nthreads")
+                else getattr(executor, "_max_workers", None))
+        n_workers = n_jobs or size
     if not n_workers:
         raise ValueError(f"cannot tell how many workers {executor!r} has; pass n_jobs")
     return executor, int(n_workers), False

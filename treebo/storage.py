@@ -24,7 +24,7 @@ after the last committed transaction, and the next connection rolls the log
 back or forward. ``synchronous=FULL`` also syncs the log on every commit, so
 a committed trial survives a power failure too; a commit costs one fsync
 (about a millisecond on a local disk), negligible next to an expensive
-objective.
+objective. WAL needs a local file system (not NFS), as SQLite documents.
 
 One optimizer at a time. A study is owned by one live optimizer: it holds an
 exclusive ``flock`` on a side file ``<path>-lock``, which the kernel releases
@@ -123,19 +123,31 @@ class SQLiteStorage:
         return f"SQLiteStorage({str(self.path)!r})"
 
     # -- connection -------------------------------------------------------------------
-    def open(self) -> SQLiteStorage:
-        """Connect (and take the lock); a no-op when already open."""
+    def open(self, *, read_only: bool = False) -> SQLiteStorage:
+        """Connect (and take the lock); a no-op when already open.
+
+        With ``read_only=True`` nothing is written (no lock, no schema, no
+        journal-mode change), so a study can be read while it runs.
+        """
         if self._conn is not None:
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.lock:
-            self._acquire_lock()
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.lock:
+                self._acquire_lock()
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.executescript(_SCHEMA)
+            if read_only:
+                tables = {row[0] for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not {"study", "trials"} <= tables:
+                    conn.close()
+                    raise sqlite3.DatabaseError("no study and trials tables")
+            else:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             self._release_lock()
             raise ValueError(f"storage {str(self.path)!r} is not a treebo study database: "
@@ -269,7 +281,7 @@ def read_study(path: str | os.PathLike) -> dict[str, Any]:
     """
     if not Path(path).exists():
         raise ValueError(f"storage {str(path)!r} does not exist")
-    storage = SQLiteStorage(path, lock=False).open()
+    storage = SQLiteStorage(path, lock=False).open(read_only=True)
     try:
         return {"meta": storage.load_meta(), "trials": storage.load_trials()}
     finally:
