@@ -2,28 +2,39 @@
 
 Part 1 (``speedup``): 64 evaluations of an objective that takes 0.5 s
 (Hartmann6 behind a ``time.sleep(0.5)``), BwO with default settings, with
-1, 2 and 4 workers: worker processes (``executor=`` treebo's loky process pool, started
-and warmed up before the clock starts) and a Dask ``LocalCluster`` (one
-single-threaded worker process per worker, likewise started beforehand).
+1, 2 and 4 workers: worker processes (``executor=`` a loky process pool, the
+kind ``n_jobs=k`` uses, started and warmed up before the clock starts) and a
+Dask ``LocalCluster`` (one single-threaded worker process per worker,
+likewise started beforehand). The configurations take turns seed by seed.
 The baseline, measured in the same run, is the sequential loop
 (``minimize(..., n_jobs=1)``: evaluations in the calling process). Reported
 per configuration: median wall-clock over the seeds, speed-up over the
-sequential run and over the same backend with one worker, median final
-regret and the share of seeds where it is no worse than the sequential run's.
+sequential run and over the same backend with one worker (medians over the
+seeds of the ratios within a round), median final regret, the share of seeds
+where it is no worse than the sequential run's, the median seconds per
+proposal and the median load average.
 
-Part 2 (``batch``): the cost of a constant-liar batch. ``ask(n_points=q)``
+Part 2 (``regret``): the regret cost of the lies alone, over more seeds than
+part 1 affords. Asynchronous runs are simulated without sleeping: k points
+are always pending and the oldest is told first (every evaluation taking the
+same time), which is the pattern of part 1. With k = 1 this is exactly the
+sequential run. Reported: median final regret over the seeds per k and the
+share of seeds where it is no worse than k = 1.
+
+Part 3 (``batch``): the cost of a constant-liar batch. ``ask(n_points=q)``
 draws the candidates once, then refits the surrogate q times (told data plus
 one more lie each time, same seed) and scores the shared candidates. Reported:
 seconds per proposed point for q = 1, 4 and 8, against q single asks.
 
-    python benchmarks/parallel_speedup.py                       # both parts, 5 seeds
+    python benchmarks/parallel_speedup.py                       # all parts
     python benchmarks/parallel_speedup.py --part speedup --seeds 3 --workers 1 2
     python benchmarks/parallel_speedup.py --part batch
 
 Results are printed and written as JSON to ``benchmarks/results/parallel_speedup.json``.
 The load average of the machine at the start and the end is printed with them:
-on a shared machine the driver's proposals (about 0.2-0.4 s each when quiet)
-slow down and become the bottleneck.
+on a shared machine the driver's proposals (0.28 s for BwO at N = 50, D = 6 on
+a quiet machine, see the README) slow down and become the bottleneck: with k
+workers the loop keeps up only while a proposal takes less than 0.5 s / (k - 1).
 """
 
 from __future__ import annotations
@@ -35,12 +46,13 @@ import json
 import math
 import os
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
 
 from treebo import Optimizer, minimize
-from treebo.parallel import process_pool, warm_up
+from treebo.parallel import warm_up
 from treebo.problems import get_problem
 
 RESULTS = Path(__file__).resolve().parent / "results" / "parallel_speedup.json"
@@ -76,60 +88,103 @@ def _run(objective: SlowObjective, n_calls: int, seed: int, **kwargs) -> dict:
 
 def speedup(args: argparse.Namespace) -> list[dict]:
     objective = SlowObjective(args.problem, args.delay)
-    rows = []
-
-    def record(backend: str, workers: int, runs: list[dict]) -> None:
-        rows.append({"backend": backend, "workers": workers, "runs": runs})
-        walls = [r["wall"] for r in runs]
-        print(f"  {backend:<10} {workers} worker(s): median {np.median(walls):6.1f} s, "
-              f"regret {np.median([r['regret'] for r in runs]):.3g}, "
-              f"proposal {np.median([r['propose_s'] for r in runs]):.2f} s", flush=True)
-
-    seeds = range(args.seeds)
-    record("sequential", 1, [_run(objective, args.n_calls, s) for s in seeds])
+    # Every pool and cluster is started (and warmed up) before any clock, and
+    # the configurations take turns seed by seed, so that the load of a
+    # shared machine, which drifts over minutes, weighs on all of them alike.
+    configs: list[tuple[str, int, dict]] = [("sequential", 1, {})]
+    closers = []
     if "processes" in args.backends:
+        from joblib.externals.loky import ProcessPoolExecutor
+
         for k in args.workers:
-            pool = process_pool(k)
-            warm = warm_up(pool, k, seconds=0.5)
-            print(f"  (process pool of {k} started and warmed up in {warm:.1f} s)")
-            record("processes", k, [_run(objective, args.n_calls, s, executor=pool, n_jobs=k)
-                                    for s in seeds])
-        pool.shutdown(wait=True)
+            pool = ProcessPoolExecutor(max_workers=k)
+            closers.append(pool.shutdown)
+            print(f"  process pool of {k}: started and warmed up in "
+                  f"{warm_up(pool, k, seconds=0.5):.1f} s", flush=True)
+            configs.append(("processes", k, {"executor": pool, "n_jobs": k}))
     if "dask" in args.backends:
         from distributed import Client, LocalCluster
 
         for k in args.workers:
             start = time.perf_counter()
-            with LocalCluster(n_workers=k, threads_per_worker=1, processes=True,
-                              dashboard_address=None) as cluster, Client(cluster) as client:
-                client.run(_import_treebo)  # keep the workers' imports off the clock
-                print(f"  (LocalCluster of {k} started in {time.perf_counter() - start:.1f} s)")
-                record("dask", k, [_run(objective, args.n_calls, s, executor=client)
-                                   for s in seeds])
-    return rows
+            cluster = LocalCluster(n_workers=k, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+            client.run(_import_treebo)  # keep the workers' imports off the clock
+            closers += [cluster.close, client.close]
+            print(f"  LocalCluster of {k}: started in {time.perf_counter() - start:.1f} s",
+                  flush=True)
+            configs.append(("dask", k, {"executor": client}))
+    runs: dict[tuple[str, int], list[dict]] = {(b, k): [] for b, k, _ in configs}
+    try:
+        for seed in range(args.seeds):
+            for backend, k, kwargs in configs:
+                run = _run(objective, args.n_calls, seed, **kwargs)
+                run["load"] = os.getloadavg()[0]
+                runs[(backend, k)].append(run)
+                print(f"  seed {seed} {backend:<10} {k} worker(s): {run['wall']:6.1f} s, "
+                      f"regret {run['regret']:.3g}, proposal {run['propose_s']:.2f} s, "
+                      f"load {run['load']:.1f}", flush=True)
+    finally:
+        for close in reversed(closers):
+            close()
+    return [{"backend": b, "workers": k, "runs": runs[(b, k)]} for b, k, _ in configs]
 
 
 def _summary(rows: list[dict]) -> list[dict]:
-    base = rows[0]["runs"]
-    base_wall = np.median([r["wall"] for r in base])
-    base_regret = {r["seed"]: r["regret"] for r in base}
-    one = {row["backend"]: np.median([r["wall"] for r in row["runs"]])
+    """Speed-ups are medians over seeds of ratios within one round (paired)."""
+    base = {r["seed"]: r for r in rows[0]["runs"]}
+    one = {row["backend"]: {r["seed"]: r for r in row["runs"]}
            for row in rows if row["workers"] == 1}
     table = []
     for row in rows:
-        wall = np.median([r["wall"] for r in row["runs"]])
-        regrets = [r["regret"] for r in row["runs"]]
-        no_worse = np.mean([r["regret"] <= base_regret[r["seed"]] for r in row["runs"]])
-        table.append({"backend": row["backend"], "workers": row["workers"], "wall_s": wall,
-                      "speedup_vs_sequential": base_wall / wall,
-                      "speedup_vs_1_worker": one.get(row["backend"], math.nan) / wall,
-                      "median_regret": float(np.median(regrets)),
-                      "median_log10_regret": float(np.median(np.log10(np.maximum(regrets,
-                                                                                 1e-12)))),
-                      "no_worse_than_sequential": float(no_worse),
-                      "median_proposal_s": float(np.median([r["propose_s"]
-                                                            for r in row["runs"]]))})
+        runs = row["runs"]
+        regrets = [r["regret"] for r in runs]
+        single = one.get(row["backend"])
+        table.append({
+            "backend": row["backend"], "workers": row["workers"],
+            "wall_s": float(np.median([r["wall"] for r in runs])),
+            "speedup_vs_sequential": float(np.median([base[r["seed"]]["wall"] / r["wall"]
+                                                      for r in runs])),
+            "speedup_vs_1_worker": float(np.median([single[r["seed"]]["wall"] / r["wall"]
+                                                    for r in runs])) if single else math.nan,
+            "median_regret": float(np.median(regrets)),
+            "no_worse_than_sequential": float(np.mean([r["regret"] <= base[r["seed"]]["regret"]
+                                                       for r in runs])),
+            "median_proposal_s": float(np.median([r["propose_s"] for r in runs])),
+            "median_load": float(np.median([r["load"] for r in runs]))})
     return table
+
+
+def simulated_regret(name: str, k: int, seed: int, n_calls: int, strategy: str) -> float:
+    problem = get_problem(name)
+    opt = Optimizer(problem.space, random_state=seed)
+    pending: deque = deque()
+    for _ in range(n_calls):
+        if len(pending) == k:
+            x = pending.popleft()
+            opt.tell(x, problem(x))
+        pending.append(opt.ask(strategy=strategy))
+    while pending:
+        x = pending.popleft()
+        opt.tell(x, problem(x))
+    return problem.regret(opt.get_result().fun)
+
+
+def regret(args: argparse.Namespace) -> list[dict]:
+    rows = []
+    for strategy in args.strategies:
+        for k in args.workers:
+            values = [simulated_regret(args.problem, k, s, args.n_calls, strategy)
+                      for s in range(args.regret_seeds)]
+            rows.append({"strategy": strategy, "k": k, "regrets": values})
+            print(f"  {strategy} k={k}: median regret {np.median(values):.3g}", flush=True)
+    base = {r["strategy"]: r["regrets"] for r in rows if r["k"] == 1}
+    for r in rows:
+        ref = base.get(r["strategy"], rows[0]["regrets"])
+        r["median_regret"] = float(np.median(r["regrets"]))
+        r["no_worse_than_k1"] = float(np.mean(np.array(r["regrets"]) <= np.array(ref)))
+    return rows
 
 
 def batch_cost(args: argparse.Namespace) -> list[dict]:
@@ -162,7 +217,8 @@ def batch_cost(args: argparse.Namespace) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["speedup", "batch", "both"], default="both")
+    parser.add_argument("--part", nargs="+", choices=["speedup", "regret", "batch"],
+                        default=["speedup", "regret", "batch"])
     parser.add_argument("--problem", default="hartmann6")
     parser.add_argument("--n-calls", type=int, default=64)
     parser.add_argument("--delay", type=float, default=0.5)
@@ -170,27 +226,39 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--backends", nargs="+", default=["processes", "dask"],
                         choices=["processes", "dask"])
+    parser.add_argument("--regret-seeds", type=int, default=20)
+    parser.add_argument("--strategies", nargs="+", default=["cl_min"])
     parser.add_argument("--repeats", type=int, default=3, help="repetitions in the batch part")
     args = parser.parse_args()
     load_start = os.getloadavg()
     print(f"{os.cpu_count()} CPUs, load average {load_start[0]:.1f} (1 min), "
           f"{load_start[1]:.1f} (5 min)")
     report: dict = {"args": vars(args), "cpus": os.cpu_count(), "load_start": load_start}
-    if args.part in ("speedup", "both"):
+    if "speedup" in args.part:
         print(f"speed-up: {args.n_calls} evaluations of {args.problem} + {args.delay} s, "
               f"{args.seeds} seeds")
         rows = speedup(args)
         table = _summary(rows)
         report.update(speedup_runs=rows, speedup=table)
         print("\n| backend | workers | wall-clock s | speed-up vs sequential | vs 1 worker "
-              "| median regret | no worse than sequential | proposal s |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+              "| median regret | no worse than sequential | proposal s | load |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in table:
             print(f"| {r['backend']} | {r['workers']} | {r['wall_s']:.1f} | "
                   f"{r['speedup_vs_sequential']:.2f} | {r['speedup_vs_1_worker']:.2f} | "
                   f"{r['median_regret']:.3g} | {r['no_worse_than_sequential']:.0%} | "
-                  f"{r['median_proposal_s']:.2f} |")
-    if args.part in ("batch", "both"):
+                  f"{r['median_proposal_s']:.2f} | {r['median_load']:.1f} |")
+    if "regret" in args.part:
+        print(f"\nsimulated asynchronous runs, {args.n_calls} evaluations of {args.problem}, "
+              f"{args.regret_seeds} seeds:")
+        table = regret(args)
+        report["regret"] = table
+        print("\n| strategy | pending k | median regret | no worse than k = 1 |")
+        print("|---|---:|---:|---:|")
+        for r in table:
+            print(f"| {r['strategy']} | {r['k']} | {r['median_regret']:.3g} | "
+                  f"{r['no_worse_than_k1']:.0%} |")
+    if "batch" in args.part:
         print(f"\nconstant-liar batch cost, {args.problem}, N = 50 told points:")
         table = batch_cost(args)
         report["batch"] = table
@@ -202,8 +270,14 @@ def main() -> None:
     report["load_end"] = os.getloadavg()
     print(f"\nload average at the end {report['load_end'][0]:.1f} (1 min), "
           f"{report['load_end'][1]:.1f} (5 min)")
+    # Parts run separately are merged into one file; each keeps its own args and load.
+    merged = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for part in args.part:
+        merged[part] = {key: report[key] for key in report
+                        if key in ("args", "cpus", "load_start", "load_end")
+                        or key.startswith(part)}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=1, default=float))
+    RESULTS.write_text(json.dumps(merged, indent=1, default=float))
 
 
 if __name__ == "__main__":

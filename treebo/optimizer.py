@@ -353,8 +353,9 @@ class Optimizer:
             yet, and each point already chosen for this batch) is shown to
             the surrogate with the minimum, mean or maximum of the complete
             values, and the surrogate is refitted before the next point is
-            chosen. ``cl_min`` is optimistic (points stay close to the
-            best), ``cl_max`` pessimistic (they spread out).
+            chosen. With tree ensembles ``cl_min`` spreads a batch the most:
+            a worse lie beside the incumbent raises the leaf variance there,
+            and EI then favours the lie's neighbours (see the README).
 
         Returns
         -------
