@@ -1,5 +1,6 @@
 import math
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -284,3 +285,13 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_told_tr
     assert not any(x in told_points for x in log_lines)
     assert len(told_points) + len(log_lines) == 16
     assert evaluated_before >= len(told_points)
+
+
+def test_an_optimizer_with_a_storage_pickles_closed(tmp_path):
+    opt = Optimizer(SPACE_2D, random_state=0, storage=tmp_path / "study.db", **FAST)
+    opt.tell([0.1, 0.2], 1.0)
+    copy = pickle.loads(pickle.dumps(opt))
+    assert copy.storage.path == opt.storage.path and copy.trials[0].value == 1.0
+    opt.close()
+    with copy.storage.open() as storage:  # reopening the copy takes the lock again
+        assert storage.load_trials()[0]["value"] == 1.0

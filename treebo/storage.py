@@ -122,6 +122,13 @@ class SQLiteStorage:
     def __repr__(self) -> str:
         return f"SQLiteStorage({str(self.path)!r})"
 
+    def __getstate__(self) -> dict:
+        # A pickled storage (e.g. inside a fitted TreeBOSearchCV) is closed.
+        return {"path": self.path, "lock": self.lock}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], lock=state["lock"])
+
     # -- connection -------------------------------------------------------------------
     def open(self, *, read_only: bool = False) -> SQLiteStorage:
         """Connect (and take the lock); a no-op when already open.
