@@ -5,15 +5,25 @@ the values (failed evaluations take the worst finite value), fit the
 surrogate, score Sobol candidates (plus local neighbours of the best points)
 by the acquisition, and give back the best candidate that has not been
 evaluated or proposed yet, decoded to a user-facing point.
+
+Points asked but not told yet (*pending*) are shown to the surrogate with a
+made-up value, the constant liar (``strategy=``), so that a batch of points,
+or a point asked while others are being evaluated, spreads out instead of
+piling up on the same spot. With ``storage=`` every ask and tell is committed
+to SQLite at once and a reopened study resumes where it stopped
+(:mod:`treebo.storage`); :func:`minimize` evaluates through any
+``concurrent.futures.Executor`` (:mod:`treebo.parallel`).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import numbers
+import os
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,13 +34,32 @@ from scipy.optimize import minimize as _scipy_minimize
 from sklearn.base import clone
 
 from . import acquisition as acq
+from ._progress import ProgressBar
+from .parallel import resolve_executor, run_evaluations
 from .space import Real, Space
+from .storage import (
+    SQLiteStorage,
+    check_same_study,
+    point_from_json,
+    point_to_json,
+    space_description,
+    stable_params,
+)
 from .surrogates import Surrogate, make_surrogate
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "minimize", "SpaceExhausted",
-           "transform_targets"]
+           "transform_targets", "STRATEGIES"]
+
+logger = logging.getLogger("treebo")
 
 _STATUSES = ("pending", "complete", "failed")
+
+#: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
+#: point is given is the minimum, mean or maximum of the complete values.
+STRATEGIES = ("cl_min", "cl_mean", "cl_max")
+
+#: What reopening a storage does with trials a dead run left pending.
+RESUME_PENDING = ("retry", "fail")
 
 
 class SpaceExhausted(RuntimeError):
@@ -55,12 +84,17 @@ class Trial:
         Why the evaluation failed.
     origin : {"initial", "model", "random", "user"}
         How the point was chosen: initial design, surrogate + acquisition,
-        random fallback, or told without being asked.
+        random fallback, or given by the user (told without being asked, or
+        an ``x0`` point of :func:`minimize`).
     fit_time, acq_time : float
         Seconds spent fitting the surrogate and optimizing the acquisition to
         propose this point (0 for points not proposed by the model).
     asked_at, told_at : float or None
         Wall-clock timestamps (``time.time()``) of ``ask`` and ``tell``.
+    seed : int or None
+        The ``random_state`` of the surrogate fit that proposed the point.
+    eval_time : float or None
+        Seconds the objective ran, measured where it ran (``minimize`` only).
     """
 
     number: int
@@ -74,6 +108,8 @@ class Trial:
     acq_time: float = 0.0
     asked_at: float | None = None
     told_at: float | None = None
+    seed: int | None = None
+    eval_time: float | None = None
 
     @property
     def duration(self) -> float | None:
@@ -93,7 +129,8 @@ class OptimizeResult(_ScipyResult):
     fun : float
         Its value.
     x_iters : list
-        Every evaluated point (complete and failed), in order of evaluation.
+        Every evaluated point (complete and failed), in the order they were
+        asked (for a parallel run this is not the order they finished).
     func_vals : ndarray of shape (n_evaluated,)
         Their values; ``nan`` for failed evaluations.
     statuses : list of str
@@ -112,14 +149,44 @@ class OptimizeResult(_ScipyResult):
     """
 
 
-def _as_seed_sequence_children(random_state: Any, n: int) -> list[np.random.Generator]:
-    return [np.random.default_rng(s) for s in np.random.default_rng(random_state).spawn(n)]
-
-
 def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]:
+    """The run's seed (when it has one) and the generator its streams are spawned from.
+
+    ``None`` draws fresh entropy and keeps it as the seed, so a study stored
+    in SQLite can be reproduced even when no seed was given.
+    """
+    if random_state is None:
+        seed = int(np.random.SeedSequence().entropy)
+        return seed, np.random.default_rng(seed)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state), np.random.default_rng(int(random_state))
+    try:
+        return None, np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise ValueError("random_state must be None, an int or a numpy.random.Generator, got "
+                         f"{random_state!r}") from None
+
+
+def _generator(state: dict) -> np.random.Generator:
+    """A generator whose bit generator is in the saved ``state``."""
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
+@dataclass
+class _Batch:
+    """What the proposals of one ``ask`` share: the surrogate's seed and the candidates."""
+
+    seed: int | None
+    pool: np.ndarray
+    candidate_time: float
 
 
 class Optimizer:
@@ -175,13 +242,31 @@ class Optimizer:
         ``"log"`` for everything else.
     random_state : int, numpy.random.Generator or None
         Makes the run reproducible: the same seed and the same told values
-        give the same proposals.
+        give the same proposals. It is split into three independent streams:
+        the initial design, the surrogate seeds and the acquisition
+        (candidates, tie-breaking, random fallbacks).
+    storage : str, os.PathLike or SQLiteStorage, optional
+        A SQLite file that records every trial as soon as it is asked or told
+        (see :mod:`treebo.storage`). If it already holds a study, the
+        optimizer resumes it: the told trials are loaded (never evaluated
+        again) and the random streams continue from their saved states, so
+        a resumed run proposes what the uninterrupted run would have. The
+        space and every setting above must match the stored study
+        (:class:`~treebo.storage.StorageMismatchError` otherwise), and so
+        must ``random_state`` unless it is ``None``. Call :meth:`close` (or
+        use the optimizer as a context manager) to release the study.
+    resume_pending : {"retry", "fail"}, default "retry"
+        What to do with trials the previous run asked but never told:
+        ``"retry"`` offers them again from the next ``ask()``, before any
+        new point; ``"fail"`` records them as failed (they are then never
+        proposed again).
 
     Attributes
     ----------
     space : Space
     trials : list of Trial
         Every proposed and told point, in order.
+    storage : SQLiteStorage or None
     """
 
     def __init__(self, dimensions: Any, surrogate: str | Surrogate = "bwo",
@@ -191,7 +276,9 @@ class Optimizer:
                  n_local_centers: int = 5, acq_optimizer: str = "auto",
                  surrogate_params: dict | None = None, acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
-                 random_state: Any = None):
+                 random_state: Any = None,
+                 storage: str | os.PathLike | SQLiteStorage | None = None,
+                 resume_pending: str = "retry"):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         if isinstance(surrogate, str):
             self._surrogate = make_surrogate(surrogate, **(surrogate_params or {}))
@@ -228,32 +315,66 @@ class Optimizer:
         if y_transform not in Y_TRANSFORMS:
             raise ValueError(f"y_transform must be one of {Y_TRANSFORMS}, got {y_transform!r}")
         self.y_transform = y_transform
+        if resume_pending not in RESUME_PENDING:
+            raise ValueError(f"resume_pending must be one of {RESUME_PENDING}, got "
+                             f"{resume_pending!r}")
+        self.resume_pending = resume_pending
         self.random_state = random_state
-        design_rng, self._model_rng, self._acq_rng = _as_seed_sequence_children(random_state, 3)
+        self._seed, root = _root_generator(random_state)
+        design_rng, self._model_rng, self._acq_rng = root.spawn(3)
+        self._design_state = design_rng.bit_generator.state
+        self.trials: list[Trial] = []
+        # Pending trials of a dead run, offered again by ask() before new points.
+        self._retry: list[int] = []
+        self.storage: SQLiteStorage | None = None
+        if storage is not None:
+            self.storage = storage if isinstance(storage, SQLiteStorage) else SQLiteStorage(
+                storage)
+            try:
+                self._open_storage()
+            except BaseException:
+                self.storage.close()
+                raise
+        design_rng = _generator(self._design_state)
         self._design = self._make_initial_design(design_rng)
         self._hash_weights = design_rng.standard_normal(self.space.n_columns)
-        self.trials: list[Trial] = []
 
     # -- public API -------------------------------------------------------------------
-    def ask(self) -> Any:
-        """Propose the next point to evaluate.
+    def ask(self, n_points: int | None = None, strategy: str = "cl_min") -> Any:
+        """Propose the next point, or a batch of distinct points, to evaluate.
+
+        Parameters
+        ----------
+        n_points : int, optional
+            ``None`` returns one point; an integer ``q`` returns a list of
+            ``q`` distinct points.
+        strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+            Constant liar: every pending point (asked earlier and not told
+            yet, and each point already chosen for this batch) is shown to
+            the surrogate with the minimum, mean or maximum of the complete
+            values, and the surrogate is refitted before the next point is
+            chosen. With tree ensembles ``cl_min`` spreads a batch the most:
+            a worse lie beside the incumbent raises the leaf variance there,
+            and EI then favours the lie's neighbours (see the README).
 
         Returns
         -------
-        point : list or dict
-            A feasible point that has not been evaluated or proposed before.
+        point : list or dict, or a list of them
+            Feasible points never evaluated or proposed before. Pending
+            trials left by a dead run (see ``resume_pending``) come first.
+            A batch may be shorter than ``n_points`` when a discrete space
+            runs out of points.
 
         Raises
         ------
         SpaceExhausted
             If every point of a discrete space has been evaluated or proposed.
         """
-        encoded, origin, fit_time, acq_time = self._propose()
-        point = self.space.decode(encoded[None, :])[0]
-        trial = Trial(number=len(self.trials), x=point, x_encoded=encoded, origin=origin,
-                      fit_time=fit_time, acq_time=acq_time, asked_at=time.time())
-        self.trials.append(trial)
-        return point
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        q = 1 if n_points is None else _check_positive_int(n_points, "n_points")
+        points = [t.x for t in self._ask_trials(q, strategy)]
+        return points[0] if n_points is None else points
 
     def tell(self, x: Any, y: Any, *, error: str | None = None) -> OptimizeResult:
         """Record the value of a point.
@@ -275,19 +396,11 @@ class Optimizer:
             The result so far.
         """
         encoded = self.space.encode([x])[0]
-        value, failure = _as_value(y)
-        if error is not None:
-            failure = str(error)
         trial = self._pending_trial(x, encoded)
         if trial is None:
             given = dict(x) if isinstance(x, dict) else list(x)
             trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user")
-            self.trials.append(trial)
-        trial.told_at = time.time()
-        if failure is None:
-            trial.status, trial.value, trial.error = "complete", value, None
-        else:
-            trial.status, trial.value, trial.error = "failed", None, failure
+        self._tell_trial(trial, y, error=error)
         return self.get_result()
 
     def get_result(self) -> OptimizeResult:
@@ -310,6 +423,171 @@ class Optimizer:
             random_state=self.random_state,
             message="",
         )
+
+    def close(self) -> None:
+        """Close the storage (if any) and release its lock; the history stays in memory."""
+        if self.storage is not None:
+            self.storage.close()
+
+    def __enter__(self) -> Optimizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- asking and telling trials ----------------------------------------------------
+    def _ask_trials(self, q: int, strategy: str) -> list[Trial]:
+        """Propose up to ``q`` trials, append them to the history and commit them.
+
+        All or nothing: if anything fails (the surrogate, the storage), the
+        history and the random streams are as they were before the call.
+        """
+        n_before, retry_before = len(self.trials), list(self._retry)
+        streams_before = self._stream_states()
+        try:
+            chosen: list[Trial] = []
+            while self._retry and len(chosen) < q:
+                trial = self.trials[self._retry.pop(0)]
+                trial.asked_at = time.time()
+                logger.info("offering trial %d again: it was pending when the previous run "
+                            "ended", trial.number)
+                chosen.append(trial)
+            if len(chosen) < q:
+                try:
+                    chosen += self._propose_trials(q - len(chosen), strategy)
+                except SpaceExhausted:
+                    if not chosen:
+                        raise
+            if self.storage is not None:
+                self.storage.record_ask([self._row(t) for t in chosen], self._stream_states())
+        except BaseException:
+            del self.trials[n_before:]
+            self._retry = retry_before
+            self._model_rng = _generator(streams_before["rng_model"])
+            self._acq_rng = _generator(streams_before["rng_acquisition"])
+            raise
+        return chosen
+
+    def _given_trial(self, x: Any) -> Trial:
+        """Register a user-given point about to be evaluated (an ``x0`` of minimize)."""
+        encoded = self.space.encode([x])[0]
+        given = dict(x) if isinstance(x, dict) else list(x)
+        trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user",
+                      asked_at=time.time())
+        self.trials.append(trial)
+        if self.storage is not None:
+            try:
+                self.storage.record_ask([self._row(trial)], {})
+            except BaseException:
+                self.trials.pop()
+                raise
+        return trial
+
+    def _tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
+                    eval_time: float | None = None) -> None:
+        value, failure = _as_value(y)
+        if error is not None:
+            failure = str(error)
+        before = (trial.status, trial.value, trial.error, trial.told_at, trial.eval_time)
+        is_new = trial.number == len(self.trials)
+        if is_new:
+            self.trials.append(trial)
+        trial.told_at = time.time()
+        trial.eval_time = eval_time if eval_time is not None else trial.eval_time
+        if failure is None:
+            trial.status, trial.value, trial.error = "complete", value, None
+        else:
+            trial.status, trial.value, trial.error = "failed", None, failure
+        try:
+            if self.storage is not None:
+                self.storage.record_tell(self._row(trial))
+        except BaseException:
+            if is_new:
+                self.trials.pop()
+            trial.status, trial.value, trial.error, trial.told_at, trial.eval_time = before
+            raise
+        if trial.number in self._retry:  # told without being offered again
+            self._retry.remove(trial.number)
+
+    def _n_evaluated(self) -> int:
+        """Told trials that were asked (or given as x0) rather than told directly."""
+        return sum(t.status != "pending" and t.asked_at is not None for t in self.trials)
+
+    def _find_trial(self, x: Any) -> Trial | None:
+        """Any trial (pending or told) at the point ``x``."""
+        encoded = self.space.encode([x])[0]
+        x = x if isinstance(x, dict) else list(x)
+        for trial in self.trials:
+            if _same_point(trial.x, x) or np.array_equal(trial.x_encoded, encoded):
+                return trial
+        return None
+
+    # -- storage ------------------------------------------------------------------------
+    def _settings(self) -> dict:
+        """Everything besides the space and the seed that shapes the proposals."""
+        return {
+            "surrogate": self.surrogate_name,
+            "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
+            "acquisition": self.acquisition,
+            "acquisition_params": self.acquisition_params,
+            "n_initial_points": self.n_initial_points,
+            "initial_design": self.initial_design,
+            "n_candidates": self.n_candidates,
+            "local_search": self.local_search,
+            "n_local_candidates": self.n_local_candidates,
+            "n_local_centers": self.n_local_centers,
+            "acq_optimizer": self.acq_optimizer,
+            "failure_value": self.failure_value,
+            "y_transform": self.y_transform,
+        }
+
+    def _stream_states(self) -> dict:
+        return {"rng_model": self._model_rng.bit_generator.state,
+                "rng_acquisition": self._acq_rng.bit_generator.state}
+
+    def _row(self, trial: Trial) -> dict:
+        return {"number": trial.number, "status": trial.status, "origin": trial.origin,
+                "point": point_to_json(self.space, trial.x), "x_encoded": trial.x_encoded,
+                "value": trial.value, "error": trial.error, "seed": trial.seed,
+                "fit_time": trial.fit_time, "acq_time": trial.acq_time,
+                "eval_time": trial.eval_time, "asked_at": trial.asked_at,
+                "told_at": trial.told_at}
+
+    def _open_storage(self) -> None:
+        storage = self.storage.open()
+        meta = storage.load_meta()
+        space, settings = space_description(self.space), self._settings()
+        if not meta:
+            storage.create({"space": space, "settings": settings, "seed": self._seed,
+                            "rng_design": self._design_state, **self._stream_states()})
+            return
+        # JSON turns tuples into lists; compare like with like.
+        settings = json.loads(json.dumps(settings))
+        given_seed = self._seed if self.random_state is not None else None
+        check_same_study(storage.path, meta, space, settings, given_seed)
+        self._seed = meta["seed"]
+        self._design_state = meta["rng_design"]
+        self._model_rng = _generator(meta["rng_model"])
+        self._acq_rng = _generator(meta["rng_acquisition"])
+        for row in storage.load_trials():
+            if row["number"] != len(self.trials):
+                raise ValueError(f"storage {str(storage.path)!r} is damaged: trial numbers are "
+                                 "not consecutive")
+            trial = Trial(number=row["number"], x=point_from_json(self.space, row["point"]),
+                          x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
+                          error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
+                          acq_time=row["acq_time"], asked_at=row["asked_at"],
+                          told_at=row["told_at"], seed=row["seed"], eval_time=row["eval_time"])
+            self.trials.append(trial)
+        pending = [t for t in self.trials if t.status == "pending"]
+        logger.info("resuming %s: %d trials told, %d pending", storage.path,
+                    len(self.trials) - len(pending), len(pending))
+        for trial in pending:
+            if self.resume_pending == "retry":
+                self._retry.append(trial.number)
+            else:
+                self._tell_trial(trial, None, error="abandoned: the run that asked for this "
+                                 "point ended before telling its value")
 
     # -- proposals ----------------------------------------------------------------
     def _make_initial_design(self, rng: np.random.Generator) -> np.ndarray:
@@ -341,14 +619,39 @@ class Optimizer:
         X = X[acq.unique_rows(X, self._hash_weights)]
         return X[~acq.rows_in(X, self._seen(), self._hash_weights)]
 
-    def _propose(self) -> tuple[np.ndarray, str, float, float]:
-        n_complete = sum(t.status == "complete" for t in self.trials)
-        if len(self.trials) < self.n_initial_points or n_complete == 0:
-            design = self._unseen(self._design)
-            if len(design):
-                return design[0], "initial", 0.0, 0.0
-            return self._random_unseen(), "random", 0.0, 0.0
-        return self._propose_with_model()
+    def _propose_trials(self, q: int, strategy: str) -> list[Trial]:
+        """Choose ``q`` new points one after the other, each a pending trial
+        (and so a lie) for the next; fewer if a discrete space runs out."""
+        out: list[Trial] = []
+        batch: _Batch | None = None
+        for _ in range(q):
+            seed = None
+            try:
+                n_complete = sum(t.status == "complete" for t in self.trials)
+                if len(self.trials) < self.n_initial_points or n_complete == 0:
+                    encoded, origin, fit_time, acq_time = self._propose_initial()
+                else:
+                    if batch is None:
+                        batch = self._start_batch()
+                    encoded, origin, fit_time, acq_time = self._propose_with_model(batch,
+                                                                                   strategy)
+                    seed = batch.seed if origin == "model" else None
+            except SpaceExhausted:
+                if out:
+                    break
+                raise
+            trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
+                          x_encoded=encoded, origin=origin, fit_time=fit_time,
+                          acq_time=acq_time, asked_at=time.time(), seed=seed)
+            self.trials.append(trial)
+            out.append(trial)
+        return out
+
+    def _propose_initial(self) -> tuple[np.ndarray, str, float, float]:
+        design = self._unseen(self._design)
+        if len(design):
+            return design[0], "initial", 0.0, 0.0
+        return self._random_unseen(), "random", 0.0, 0.0
 
     def _random_unseen(self) -> np.ndarray:
         space = self.space
@@ -361,43 +664,85 @@ class Optimizer:
                                  "been evaluated or proposed")
         return pool[self._acq_rng.integers(len(pool))]
 
-    def _training_data(self) -> tuple[np.ndarray, np.ndarray]:
+    def _training_data(self, strategy: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Encoded points and values the surrogate is fitted on.
+
+        Told trials first, in order (failed ones at ``failure_value``), then,
+        when ``strategy`` is given, every pending trial at the constant lie.
+        """
         told = [t for t in self.trials if t.status != "pending"]
         X = np.array([t.x_encoded for t in told])
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
         finite = np.isfinite(values)
         fill = np.max(values[finite]) if self.failure_value == "worst" else self.failure_value
         values = np.where(finite, values, fill)
+        pending = [t for t in self.trials if t.status == "pending"] if strategy else []
+        if pending:
+            complete = values[finite]
+            lie = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}[strategy](complete)
+            X = np.vstack([X, [t.x_encoded for t in pending]])
+            values = np.concatenate([values, np.full(len(pending), lie)])
         return X, values
 
-    def _propose_with_model(self) -> tuple[np.ndarray, str, float, float]:
+    def _target_kind(self) -> str:
+        if self.y_transform != "auto":
+            return self.y_transform
+        return "standardize" if getattr(self._surrogate, "_smooth", False) else "log"
+
+    def _start_batch(self) -> _Batch:
+        """Draw the surrogate seed and the candidates one ``ask`` shares."""
+        seed = None
+        if "random_state" in self._surrogate.get_params():
+            seed = int(self._model_rng.integers(np.iinfo(np.int32).max))
+        start = time.perf_counter()
+        told = [t for t in self.trials if t.status != "pending"]
         X, values = self._training_data()
-        kind = self.y_transform
-        if kind == "auto":
-            kind = "standardize" if getattr(self._surrogate, "_smooth", False) else "log"
-        z = transform_targets(values, kind)
+        z = transform_targets(values, self._target_kind())
+        complete = np.array([t.status == "complete" for t in told])
+        pool = self._unseen(self._candidates(X[complete], z[complete]))
+        return _Batch(seed=seed, pool=pool, candidate_time=time.perf_counter() - start)
+
+    def _propose_with_model(self, batch: _Batch,
+                            strategy: str) -> tuple[np.ndarray, str, float, float]:
+        # Refitting on the told data plus the lies, with the batch's seed, is
+        # the whole cost of a constant-liar step; the candidates are shared.
+        X, values = self._training_data(strategy)
+        z = transform_targets(values, self._target_kind())
+        n_told = sum(t.status != "pending" for t in self.trials)
 
         start = time.perf_counter()
         model = clone(self._surrogate)
-        if "random_state" in model.get_params():
-            model.set_params(random_state=int(self._model_rng.integers(np.iinfo(np.int32).max)))
+        if batch.seed is not None:
+            model.set_params(random_state=batch.seed)
         model.fit(X, z)
         fit_time = time.perf_counter() - start
 
         start = time.perf_counter()
+        extra, batch.candidate_time = batch.candidate_time, 0.0
         complete = np.array([t.status == "complete" for t in self.trials if t.status != "pending"])
-        best = float(np.min(z[complete]))
-        candidates = self._unseen(self._candidates(X[complete], z[complete]))
-        if len(candidates) == 0:
-            return self._random_unseen(), "random", fit_time, time.perf_counter() - start
-        prediction = model.predict_dist(candidates)
+        best = float(np.min(z[:n_told][complete]))
+        if len(batch.pool) == 0:
+            logger.info("every candidate has been evaluated or is pending; proposing a random "
+                        "unseen point")
+            return self._random_unseen(), "random", fit_time, time.perf_counter() - start + extra
+        prediction = model.predict_dist(batch.pool)
         scores = acq.acquisition_score(self.acquisition, prediction.mean, prediction.std, best,
                                        **self.acquisition_params)
         scores = np.where(np.isnan(scores), -np.inf, scores)
-        chosen = candidates[self._argmax(scores)]
-        if self._use_lbfgs(model):
-            chosen = self._polish(model, candidates, scores, best)
-        return chosen, "model", fit_time, time.perf_counter() - start
+        top = scores.max()
+        if top == -np.inf or (len(scores) > 1 and top == scores.min()):
+            logger.info("the acquisition is flat (%s = %g on all %d candidates); proposing a "
+                        "random unseen point", self.acquisition, top, len(scores))
+            chosen = self._random_unseen()
+            origin = "random"
+        else:
+            chosen = batch.pool[self._argmax(scores)]
+            if self._use_lbfgs(model):
+                chosen = self._polish(model, batch.pool, scores, best)
+            origin = "model"
+        # Later points of the batch must differ from this one.
+        batch.pool = batch.pool[~acq.rows_in(batch.pool, chosen[None, :], self._hash_weights)]
+        return chosen, origin, fit_time, time.perf_counter() - start + extra
 
     def _candidates(self, X_complete: np.ndarray, z_complete: np.ndarray) -> np.ndarray:
         space = self.space
@@ -529,7 +874,11 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
              y_transform: str = "auto", x0: Sequence[Any] | None = None,
              y0: Sequence[float] | None = None,
              callback: Callable | Iterable[Callable] | None = None,
-             random_state: Any = None, verbose: bool = False) -> OptimizeResult:
+             random_state: Any = None, verbose: bool = False,
+             storage: str | os.PathLike | SQLiteStorage | None = None,
+             resume_pending: str = "retry", n_jobs: int | None = None,
+             executor: Any = None, timeout: float | None = None, strategy: str = "cl_min",
+             max_retries: int = 1, progress_bar: bool = False) -> OptimizeResult:
     """Minimize a black-box function with a tree-ensemble surrogate.
 
     Parameters
@@ -537,26 +886,60 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     func : callable
         ``func(x) -> float`` with ``x`` a list (or a dict, when the space was
         given as a dict) of values. An exception, ``None``, NaN or infinity
-        gives a failed evaluation; the run goes on.
+        gives a failed evaluation; the run goes on. To run in worker
+        processes (``n_jobs > 1``, ``timeout``, Dask) it must be picklable
+        by cloudpickle: functions, lambdas and closures all are.
     dimensions : Space, list or dict of dimensions
         The search space.
     n_calls : int, default 100
-        Number of evaluations of ``func``, the initial design included.
+        Number of evaluations of ``func``, the initial design included. With
+        a ``storage`` that already holds a study, the evaluations recorded
+        there count: a resumed run makes only the missing ones.
     surrogate, acquisition, n_initial_points, initial_design, n_candidates, local_search, \
 acq_optimizer, surrogate_params, acquisition_params, failure_value, y_transform, \
-random_state
+random_state, storage, resume_pending
         As for :class:`Optimizer`.
     x0 : list of points, optional
         Points to evaluate (or, with ``y0``, to tell) before anything else.
         They count toward ``n_initial_points``; evaluated ones count toward
-        ``n_calls``.
+        ``n_calls``. When resuming, points already in the storage are skipped.
     y0 : list of float, optional
         Known values of ``x0``.
     callback : callable or list of callables, optional
         Called with the :class:`OptimizeResult` after every evaluation; a
-        return value of ``True`` stops the run.
+        return value of ``True`` stops the run. See :mod:`treebo.callbacks`
+        for early stopping, a deadline and a threshold. Evaluations still
+        running when a callback stops a parallel run are abandoned (they stay
+        pending in the storage and are offered again on resume).
     verbose : bool, default False
         Print one line per evaluation.
+    n_jobs : int, optional
+        Evaluations kept in flight at once. Without ``executor``, ``n_jobs >
+        1`` runs them in that many worker processes (a loky pool, kept for
+        the next calls; see :func:`treebo.parallel.process_pool`); ``-1``
+        means one per CPU. With ``executor``
+        it defaults to the executor's number of workers. A new point is
+        proposed as soon as one evaluation finishes (asynchronous), with the
+        points still being evaluated as constant lies.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where to run the evaluations. A ``dask.distributed.Client`` is used
+        through ``client.get_executor(pure=False)`` (install ``treebo[dask]``).
+    timeout : float, optional
+        Seconds an evaluation may take, counted from its submission; a later
+        one is recorded as failed (``"timed out after ... s"``) and the run
+        goes on. It needs a worker: with ``n_jobs`` 1 and no executor the
+        evaluations run in one worker process. In a worker process the
+        objective is also interrupted (``SIGALRM``) so the worker is freed;
+        in a thread (a thread pool, a Dask worker) it runs on, ignored.
+    strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+        The constant lie given to pending points (see :meth:`Optimizer.ask`).
+    max_retries : int, default 1
+        How often an evaluation lost to the executor (a worker process
+        killed, a broken pool, Dask's ``KilledWorker``) is submitted again
+        before its trial is recorded as failed. Exceptions raised by ``func``
+        are never retried: they are failed evaluations.
+    progress_bar : bool, default False
+        Show a :class:`~treebo._progress.ProgressBar` on standard error.
 
     Returns
     -------
@@ -568,51 +951,78 @@ random_state
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")
     callbacks = _as_callbacks(callback)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    max_retries = _check_positive_int(max_retries, "max_retries", 0)
+    # Validate the parallel arguments before any storage is opened.
+    resolve_executor(n_jobs, executor, timeout, dry_run=True)
     optimizer = Optimizer(dimensions, surrogate, acquisition, n_initial_points=n_initial_points,
                           initial_design=initial_design, n_candidates=n_candidates,
                           local_search=local_search, acq_optimizer=acq_optimizer,
                           surrogate_params=surrogate_params,
                           acquisition_params=acquisition_params, failure_value=failure_value,
-                          y_transform=y_transform, random_state=random_state)
+                          y_transform=y_transform, random_state=random_state, storage=storage,
+                          resume_pending=resume_pending)
+    try:
+        return _run(optimizer, func, n_calls, x0, y0, callbacks, verbose, n_jobs, executor,
+                    timeout, strategy, max_retries, progress_bar)
+    finally:
+        optimizer.close()
+
+
+def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
+         callbacks: list[Callable], verbose: bool, n_jobs: Any, executor: Any, timeout: Any,
+         strategy: str, max_retries: int, progress_bar: bool) -> OptimizeResult:
     x0 = list(x0) if x0 is not None else []
     if y0 is not None:
         y0 = list(y0)
         if len(y0) != len(x0):
             raise ValueError(f"y0 has {len(y0)} values but x0 has {len(x0)} points")
         for x, y in zip(x0, y0):
-            optimizer.tell(x, y)
+            if optimizer._find_trial(x) is None:  # not told already in a resumed study
+                optimizer.tell(x, y)
         x0 = []
     for x in x0:
         optimizer.space.encode([x])  # fail early on an infeasible x0
+    x0 = [x for x in x0 if optimizer._find_trial(x) is None]
 
-    message = f"reached n_calls={n_calls}"
-    result = optimizer.get_result()
-    for call in range(n_calls):
-        try:
-            x = x0[call] if call < len(x0) else optimizer.ask()
-        except SpaceExhausted as exhausted:
-            message = str(exhausted)
-            break
-        value, error = _evaluate(func, x)
-        result = optimizer.tell(x, value, error=error)
+    n_before = optimizer._n_evaluated()
+    budget = max(n_calls - n_before, 0)
+    for cb in callbacks:
+        if hasattr(cb, "on_start"):
+            cb.on_start()
+    bar = ProgressBar(n_calls, "treebo") if progress_bar else None
+    if bar is not None and n_before:
+        bar.update(n_before)
+    told_here = [0]
+
+    def on_tell(trial: Trial) -> str | None:
+        told_here[0] += 1
+        result = optimizer.get_result()
         if verbose:
-            _report(call, n_calls, optimizer.trials, result)
-        if any(cb(result) is True for cb in callbacks):
-            message = f"stopped by a callback after {call + 1} evaluations"
-            break
-    result = optimizer.get_result()
-    result.message = message
-    if verbose:
-        print(f"done: {message}; best f(x) = {result.fun:.6g} at x = {result.x}")
-    return result
+            _report(n_before + told_here[0] - 1, n_calls, trial, result)
+        if bar is not None:
+            bar.update(best=result.fun)
+        for cb in callbacks:
+            if cb(result) is True:
+                reason = getattr(cb, "message", None)
+                text = f"stopped by a callback after {told_here[0]} evaluations"
+                return f"{text}: {reason}" if reason else text
+        return None
 
-
-def _evaluate(func: Callable, x: Any) -> tuple[Any, str | None]:
+    executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout)
     try:
-        return func(x), None
-    except Exception as error:  # noqa: BLE001 - any failure of user code is a failed trial
-        text = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return None, text
+        message = run_evaluations(optimizer, func, budget, x0=x0, executor=executor,
+                                  n_workers=n_workers, owned=owned, timeout=timeout,
+                                  strategy=strategy, max_retries=max_retries, on_tell=on_tell)
+    finally:
+        if bar is not None:
+            bar.close()
+    result = optimizer.get_result()
+    result.message = message or f"reached n_calls={n_calls}"
+    if verbose:
+        print(f"done: {result.message}; best f(x) = {result.fun:.6g} at x = {result.x}")
+    return result
 
 
 def _as_callbacks(callback: Any) -> list[Callable]:
@@ -625,8 +1035,7 @@ def _as_callbacks(callback: Any) -> list[Callable]:
     return callbacks
 
 
-def _report(call: int, n_calls: int, trials: list[Trial], result: OptimizeResult) -> None:
-    trial = next(t for t in reversed(trials) if t.status != "pending")
+def _report(call: int, n_calls: int, trial: Trial, result: OptimizeResult) -> None:
     shown = f"{trial.value:.6g}" if trial.status == "complete" else f"failed ({trial.error})"
     timing = (f"  fit {trial.fit_time:.2f}s acq {trial.acq_time:.2f}s"
               if trial.origin == "model" else f"  [{trial.origin}]")

@@ -1,0 +1,297 @@
+import math
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
+from treebo.storage import (
+    SQLiteStorage,
+    StorageLockedError,
+    StorageMismatchError,
+    read_study,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
+FAST = dict(n_candidates=500, surrogate_params={"n_estimators": 20})
+
+
+def quadratic(x):
+    return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
+
+
+def flaky(x):
+    # Deterministic failures, so that runs can be compared point by point.
+    if x[0] > 0.6:
+        raise RuntimeError("simulator crashed")
+    return quadratic(x)
+
+
+def test_every_trial_is_stored_with_its_point_value_status_timings_and_seed(tmp_path):
+    space = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "depth": Integer(1, 6),
+             "model": Categorical([RandomForestClassifier, ExtraTreesClassifier, None]),
+             "flag": Binary()}
+
+    def objective(p):
+        if p["model"] is None:
+            return math.nan
+        return (math.log10(p["lr"]) + 2) ** 2 + p["depth"] + p["flag"]
+
+    db = tmp_path / "study.db"
+    res = minimize(objective, space, n_calls=10, random_state=0, storage=db, **FAST)
+    study = read_study(db)
+    assert study["meta"]["seed"] == 0
+    assert study["meta"]["settings"]["surrogate"] == "bwo"
+    assert study["meta"]["settings"]["surrogate_params"]["n_estimators"] == 20
+    rows = study["trials"]
+    assert [r["number"] for r in rows] == list(range(10))
+    assert [r["status"] for r in rows] == res.statuses
+    for row, value, error in zip(rows, res.func_vals, res.errors):
+        assert row["value"] == value or (row["value"] is None and np.isnan(value))
+        assert row["error"] == error
+        assert row["asked_at"] <= row["told_at"] and row["eval_time"] >= 0
+    assert [r["origin"] for r in rows] == ["initial"] * 5 + ["model"] * 5
+    assert all(r["seed"] is None for r in rows[:5]) and all(r["seed"] > 0 for r in rows[5:])
+    assert all(r["fit_time"] > 0 for r in rows[5:])
+
+    # Reopening gives back the same trials, bit for bit, categories included.
+    with Optimizer(space, random_state=0, storage=db, **FAST) as opt:
+        assert [t.x for t in opt.trials] == res.x_iters
+        for trial, row in zip(opt.trials, rows):
+            # The encoded point is stored as it was proposed: encoding the
+            # decoded point again may differ in the last bit (log scale).
+            assert trial.x_encoded.tobytes() == row["x_encoded"].tobytes()
+            np.testing.assert_allclose(trial.x_encoded, opt.space.encode([trial.x])[0],
+                                       rtol=1e-12)
+        assert opt.get_result().fun == res.fun
+
+
+def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path):
+    db = tmp_path / "study.db"
+    first = minimize(flaky, SPACE_2D, n_calls=7, random_state=1, storage=db, **FAST)
+    resumed = minimize(flaky, SPACE_2D, n_calls=13, random_state=1, storage=db, **FAST)
+    straight = minimize(flaky, SPACE_2D, n_calls=13, random_state=1, **FAST)
+    assert resumed.x_iters[:7] == first.x_iters
+    assert resumed.x_iters == straight.x_iters
+    np.testing.assert_array_equal(resumed.func_vals, straight.func_vals)
+    assert resumed.errors == straight.errors and resumed.n_failed > 0
+    # random_state=None resumes with the stored streams as well.
+    again = minimize(flaky, SPACE_2D, n_calls=15, storage=db, **FAST)
+    longer = minimize(flaky, SPACE_2D, n_calls=15, random_state=1, **FAST)
+    assert again.x_iters == longer.x_iters
+    # A study that already has n_calls evaluations evaluates nothing.
+    calls = []
+    done = minimize(lambda x: calls.append(x) or 0.0, SPACE_2D, n_calls=10, storage=db, **FAST)
+    assert calls == [] and len(done.x_iters) == 15
+
+
+def test_a_study_without_a_seed_is_reproducible_from_its_storage(tmp_path):
+    db = tmp_path / "study.db"
+    first = minimize(quadratic, SPACE_2D, n_calls=6, storage=db, **FAST)
+    seed = read_study(db)["meta"]["seed"]
+    assert isinstance(seed, int)
+    resumed = minimize(quadratic, SPACE_2D, n_calls=9, storage=db, **FAST)
+    straight = minimize(quadratic, SPACE_2D, n_calls=9, random_state=seed, **FAST)
+    assert resumed.x_iters[:6] == first.x_iters and resumed.x_iters == straight.x_iters
+
+
+def test_pending_trials_of_a_dead_run_are_offered_again_or_failed(tmp_path):
+    db = tmp_path / "study.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
+    a, b = opt.ask(), opt.ask()
+    opt.tell(b, quadratic(b))
+    c = opt.ask()
+    opt.close()  # the run dies with a and c pending
+
+    reference = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, **FAST)
+    ra, rb = reference.ask(), reference.ask()
+    reference.tell(rb, quadratic(rb))
+    rc = reference.ask()
+    reference.tell(ra, quadratic(ra))
+    reference.tell(rc, quadratic(rc))
+    assert (ra, rb, rc) == (a, b, c)
+
+    with Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST) as opt:
+        assert [t.status for t in opt.trials] == ["pending", "complete", "pending"]
+        assert opt.ask(n_points=2) == [a, c]  # offered again, oldest first
+        opt.tell(a, quadratic(a))
+        opt.tell(c, quadratic(c))
+        # The streams continued: the next point is the uninterrupted run's.
+        assert opt.ask() == reference.ask()
+
+    db2 = tmp_path / "study2.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db2, **FAST)
+    a = opt.ask()
+    opt.close()
+    with Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db2,
+                   resume_pending="fail", **FAST) as opt:
+        assert opt.trials[0].status == "failed"
+        assert "ended before telling its value" in opt.trials[0].error
+        assert opt.ask() != a
+    assert read_study(db2)["trials"][0]["status"] == "failed"
+
+
+def test_a_different_space_surrogate_setting_or_seed_is_refused(tmp_path):
+    db = tmp_path / "study.db"
+    minimize(quadratic, SPACE_2D, n_calls=2, random_state=0, storage=db, **FAST)
+    with pytest.raises(StorageMismatchError, match="different search space") as info:
+        Optimizer([Real(-1.0, 1.0), Real(-1.0, 2.0)], random_state=0, storage=db, **FAST)
+    assert "x1=Real(-1.0, 2.0, uniform)" in str(info.value)
+    with pytest.raises(StorageMismatchError, match="surrogate: stored 'bwo', given 'rf'"):
+        Optimizer(SPACE_2D, "rf", random_state=0, storage=db, **FAST)
+    with pytest.raises(StorageMismatchError, match="n_estimators"):
+        Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=500)
+    with pytest.raises(StorageMismatchError, match="n_candidates: stored 500, given 600"):
+        Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=600,
+                  surrogate_params={"n_estimators": 20})
+    with pytest.raises(StorageMismatchError, match="random_state=0, given random_state=5"):
+        Optimizer(SPACE_2D, random_state=5, storage=db, **FAST)
+    # None of the refused openings changed or locked the study.
+    with Optimizer(SPACE_2D, random_state=0, storage=db, **FAST) as opt:
+        assert len(opt.trials) == 2
+
+
+def test_a_study_is_open_in_one_optimizer_at_a_time(tmp_path):
+    db = tmp_path / "study.db"
+    first = Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
+    with pytest.raises(StorageLockedError, match=f"open in another optimizer \\(pid {os.getpid()}"):
+        Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
+    first.close()
+    Optimizer(SPACE_2D, random_state=0, storage=db, **FAST).close()
+
+
+def test_an_ask_that_cannot_be_committed_leaves_no_trace(tmp_path):
+    db = tmp_path / "study.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
+    for x in opt.ask(n_points=3):
+        opt.tell(x, quadratic(x))
+    opt.storage.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        opt.ask(n_points=2)
+    assert len(opt.trials) == 3  # neither trial of the failed batch stayed
+    opt.storage.open()
+    # The random streams were rolled back too: the batch comes out the same.
+    points = opt.ask(n_points=2)
+    reference = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, **FAST)
+    for x in reference.ask(n_points=3):
+        reference.tell(x, quadratic(x))
+    assert points == reference.ask(n_points=2)
+    opt.close()
+
+
+def test_bad_storage_arguments_are_named(tmp_path):
+    with pytest.raises(ValueError, match="storage must be a path to a database file"):
+        Optimizer(SPACE_2D, storage=":memory:")
+    with pytest.raises(ValueError, match="resume_pending must be one of"):
+        Optimizer(SPACE_2D, resume_pending="skip")
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ValueError, match="is not a treebo study database"):
+        Optimizer(SPACE_2D, storage=junk)
+    with pytest.raises(ValueError, match="does not exist"):
+        read_study(tmp_path / "missing.db")
+    assert isinstance(SQLiteStorage(tmp_path / "x.db"), SQLiteStorage)
+
+
+_RUNNER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from treebo import minimize, Real
+
+    def objective(x):
+        with open({log!r}, "a") as log:
+            log.write(repr(list(x)) + "\\n")
+        time.sleep(0.05)
+        if x[0] > 0.6:
+            raise RuntimeError("simulator crashed")
+        return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
+
+    minimize(objective, [Real(-1.0, 1.0), Real(-1.0, 1.0)], n_calls={n_calls}, random_state=3,
+             storage={db!r}, n_candidates=500, surrogate_params={{"n_estimators": 20}})
+""")
+
+
+def _told(db):
+    try:
+        return [r for r in read_study(db)["trials"] if r["status"] != "pending"]
+    except Exception:  # noqa: BLE001 - the file may not exist yet
+        return []
+
+
+def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_told_trial(tmp_path):
+    """Determinism argument: a proposal is a function of the told trials (in
+    order) and of the model and acquisition streams' states. Each ask commits
+    its trial together with the stream states after it, each tell commits the
+    value, and SQLite applies a commit entirely or not at all, so wherever
+    SIGKILL lands the file holds the state after some prefix of the run's
+    asks and tells. Resuming from there replays the rest: a trial left
+    pending is evaluated again at the same point without touching the
+    streams, an ask that was not committed is made again from the same
+    states, and the objective, the surrogate fits (seeded from the stream)
+    and the float values (stored as IEEE doubles) are deterministic. So the
+    resumed run must equal the uninterrupted one exactly.
+    """
+    db, log = tmp_path / "study.db", tmp_path / "evaluations.log"
+    script = tmp_path / "run.py"
+    script.write_text(_RUNNER.format(root=str(ROOT), log=str(log), db=str(db), n_calls=16))
+    told_at_kill = []
+    for kill_after in (4, 9):
+        process = subprocess.Popen([sys.executable, str(script)])
+        try:
+            deadline = time.monotonic() + 120
+            while len(_told(db)) < kill_after and process.poll() is None:
+                assert time.monotonic() < deadline, "the run made no progress"
+                time.sleep(0.01)
+            assert process.poll() is None, "the run ended before it could be killed"
+            os.kill(process.pid, signal.SIGKILL)
+        finally:
+            process.wait()
+        assert process.returncode == -signal.SIGKILL
+        told = _told(db)
+        assert len(told) >= kill_after
+        told_at_kill.append({r["number"]: (r["point"], r["value"], r["error"]) for r in told})
+    assert told_at_kill[0].items() <= told_at_kill[1].items()  # nothing told was lost
+
+    evaluated_before = len(log.read_text().splitlines())
+    log_lines = []
+
+    def objective(x):
+        log_lines.append(list(x))
+        if x[0] > 0.6:
+            raise RuntimeError("simulator crashed")
+        return quadratic(x)
+
+    resumed = minimize(objective, SPACE_2D, n_calls=16, random_state=3, storage=db, **FAST)
+    straight = minimize(flaky, SPACE_2D, n_calls=16, random_state=3, **FAST)
+    assert resumed.x_iters == straight.x_iters
+    np.testing.assert_array_equal(resumed.func_vals, straight.func_vals)
+    assert resumed.errors == straight.errors
+    # Every trial told before the second kill kept its point and value, and
+    # none of them was evaluated again after it.
+    rows = read_study(db)["trials"]
+    for number, (point, value, error) in told_at_kill[1].items():
+        assert (rows[number]["point"], rows[number]["value"], rows[number]["error"]) == (
+            point, value, error)
+    told_points = [p for p, _, _ in told_at_kill[1].values()]
+    assert not any(x in told_points for x in log_lines)
+    assert len(told_points) + len(log_lines) == 16
+    assert evaluated_before >= len(told_points)
+
+
+def test_an_optimizer_with_a_storage_pickles_closed(tmp_path):
+    opt = Optimizer(SPACE_2D, random_state=0, storage=tmp_path / "study.db", **FAST)
+    opt.tell([0.1, 0.2], 1.0)
+    copy = pickle.loads(pickle.dumps(opt))
+    assert copy.storage.path == opt.storage.path and copy.trials[0].value == 1.0
+    opt.close()
+    with copy.storage.open() as storage:  # reopening the copy takes the lock again
+        assert storage.load_trials()[0]["value"] == 1.0

@@ -1,0 +1,164 @@
+"""Hyperparameter search for scikit-learn estimators: :class:`TreeBOSearchCV`.
+
+A drop-in sibling of ``GridSearchCV`` and ``RandomizedSearchCV``: the same
+``fit``, ``cv_results_``, ``best_params_``, ``best_score_``,
+``best_estimator_``, ``predict``/``score`` delegation and ``refit`` rules,
+because it subclasses scikit-learn's ``BaseSearchCV`` and only decides which
+candidates to evaluate next.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection._search import BaseSearchCV
+
+from .optimizer import STRATEGIES, Optimizer, SpaceExhausted
+from .space import Dimension, Space
+
+__all__ = ["TreeBOSearchCV"]
+
+
+class TreeBOSearchCV(BaseSearchCV):
+    """Bayesian optimization over hyperparameters with a tree-ensemble surrogate.
+
+    Each round asks the optimizer for ``n_points`` parameter settings (a
+    constant-liar batch), cross-validates them all (in parallel over
+    settings and folds with ``n_jobs``), and tells it the negated mean test
+    score, until ``n_iter`` settings have been evaluated.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Implements ``fit`` and, unless ``scoring`` is given, ``score``.
+    search_spaces : dict of str -> Dimension
+        Parameter names (``"clf__C"`` for a pipeline step) mapped to treebo
+        dimensions: ``Real``, ``Integer``, ``Categorical``, ``Binary``. A
+        ``(low, high)`` tuple or a list of values is accepted as shorthand.
+    n_iter : int, default 50
+        Parameter settings evaluated in all, the initial design included.
+    surrogate : str or Surrogate, default "bwo"
+        As for :class:`~treebo.Optimizer`.
+    n_initial_points : int, default 5
+        Settings drawn from the initial design before the surrogate is used.
+    n_points : int, default 1
+        Settings proposed (and cross-validated in parallel) per round.
+    strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+        Constant liar for the rounds with ``n_points > 1``.
+    scoring, n_jobs, refit, cv, verbose, pre_dispatch, error_score, return_train_score
+        As for ``sklearn.model_selection.GridSearchCV``. With several
+        metrics, the one named by ``refit`` is optimized (``refit`` must
+        then name one). A setting whose fit fails on some folds scores
+        ``error_score``; when that is NaN, the optimizer records it as a
+        failed trial. A round in which every fit failed is refused by
+        scikit-learn: its settings are failed trials of ``optimizer_`` but
+        do not appear in ``cv_results_``, and the search goes on (it raises
+        only if no setting could be fitted at all).
+    random_state : int, numpy.random.Generator or None
+        Seeds the optimizer (not the estimator or the CV splits).
+    optimizer_kwargs : dict, optional
+        Further arguments of :class:`~treebo.Optimizer` (``n_candidates``,
+        ``acquisition``, ``storage``, ...).
+
+    Attributes
+    ----------
+    cv_results_, best_params_, best_score_, best_index_, best_estimator_, \
+scorer_, n_splits_, refit_time_, multimetric_
+        As for ``GridSearchCV``.
+    optimizer_ : Optimizer
+        The optimizer after the search (its ``trials`` hold every setting).
+    """
+
+    _parameter_constraints: dict = {**BaseSearchCV._parameter_constraints,
+                                    "search_spaces": [dict], "n_iter": [numbers.Integral],
+                                    "surrogate": "no_validation",
+                                    "n_initial_points": [numbers.Integral],
+                                    "n_points": [numbers.Integral], "strategy": [str],
+                                    "random_state": "no_validation",
+                                    "optimizer_kwargs": [dict, None]}
+
+    def __init__(self, estimator: Any, search_spaces: Mapping[str, Any], *, n_iter: int = 50,
+                 surrogate: Any = "bwo", n_initial_points: int = 5, n_points: int = 1,
+                 strategy: str = "cl_min", scoring: Any = None, n_jobs: int | None = None,
+                 refit: Any = True, cv: Any = None, verbose: int = 0,
+                 pre_dispatch: Any = "2*n_jobs", random_state: Any = None,
+                 error_score: Any = np.nan, return_train_score: bool = False,
+                 optimizer_kwargs: dict | None = None):
+        super().__init__(estimator=estimator, scoring=scoring, n_jobs=n_jobs, refit=refit,
+                         cv=cv, verbose=verbose, pre_dispatch=pre_dispatch,
+                         error_score=error_score, return_train_score=return_train_score)
+        self.search_spaces = search_spaces
+        self.n_iter = n_iter
+        self.surrogate = surrogate
+        self.n_initial_points = n_initial_points
+        self.n_points = n_points
+        self.strategy = strategy
+        self.random_state = random_state
+        self.optimizer_kwargs = optimizer_kwargs
+
+    def _make_optimizer(self) -> Optimizer:
+        if not isinstance(self.search_spaces, Mapping) or not self.search_spaces:
+            raise ValueError("search_spaces must be a non-empty dict of parameter name -> "
+                             f"dimension, got {self.search_spaces!r}")
+        for name, dim in self.search_spaces.items():
+            if not isinstance(dim, (Dimension, tuple, list)):
+                raise ValueError(f"search_spaces[{name!r}] must be a treebo dimension (Real, "
+                                 f"Integer, Categorical, Binary), got {dim!r}")
+        for name, value in (("n_iter", self.n_iter), ("n_points", self.n_points)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        return Optimizer(Space(dict(self.search_spaces)), self.surrogate,
+                         n_initial_points=self.n_initial_points,
+                         random_state=self.random_state, **(self.optimizer_kwargs or {}))
+
+    def _score_key(self) -> str:
+        """The ``cv_results_`` column the optimizer minimizes (negated)."""
+        if isinstance(self.refit, str):
+            return f"mean_test_{self.refit}"
+        single = self.scoring is None or isinstance(self.scoring, str) or callable(self.scoring)
+        if not single:
+            raise ValueError("with several scoring metrics, refit must name the metric to "
+                             f"optimize, got refit={self.refit!r}")
+        return "mean_test_score"
+
+    def _run_search(self, evaluate_candidates: Any, *, callback_ctx: Any = None) -> None:
+        optimizer = self._make_optimizer()
+        self.optimizer_ = optimizer
+        key = self._score_key()
+        n_evaluated, last_failure = 0, None
+        try:
+            remaining = int(self.n_iter)
+            while remaining > 0:
+                try:
+                    params = optimizer.ask(n_points=min(self.n_points, remaining),
+                                           strategy=self.strategy)
+                except SpaceExhausted:
+                    break
+                remaining -= len(params)
+                try:
+                    results = evaluate_candidates([dict(p) for p in params])
+                except ValueError as error:
+                    # scikit-learn refuses a round in which every fit failed;
+                    # for a sequential search that is one bad setting, not a
+                    # broken search. Those settings become failed trials.
+                    if "fits failed" not in str(error):
+                        raise
+                    last_failure = str(error).strip()
+                    for p in params:
+                        optimizer.tell(p, None, error=last_failure.splitlines()[0])
+                    continue
+                n_evaluated += len(params)
+                scores = np.asarray(results[key][-len(params):], dtype=float)
+                for p, score in zip(params, scores):
+                    # The optimizer minimizes; a NaN score becomes a failed trial.
+                    optimizer.tell(p, -score if np.isfinite(score) else None,
+                                   error=None if np.isfinite(score) else "score is not finite")
+        finally:
+            optimizer.close()
+        if n_evaluated == 0 and last_failure is not None:
+            raise ValueError(f"every setting failed to fit; the last error:\n{last_failure}")

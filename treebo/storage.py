@@ -1,0 +1,400 @@
+"""A study journal in SQLite: every trial committed as soon as it is asked or told.
+
+``Optimizer(..., storage="study.db")`` keeps its whole history in one SQLite
+file (the standard library's :mod:`sqlite3`, no server):
+
+* ``study``: one row per key: the format version, the search space, the
+  optimizer's settings (surrogate and its parameters, acquisition, candidate
+  counts, ...), the seed, the initial state of the design stream and the
+  current states of the model and acquisition streams (the
+  ``numpy.random`` bit-generator states, as JSON).
+* ``trials``: one row per trial: number, status (``pending``, ``complete``,
+  ``failed``), origin, the user-facing point (JSON, one value per dimension;
+  a categorical value is stored as its index in the categories), the encoded
+  point (float64 bytes, bit-exact), value, error text, the surrogate seed of
+  the fit that proposed it, fit/acquisition/evaluation seconds and the
+  ask/tell timestamps.
+
+Durability. The database runs in write-ahead-log mode with
+``synchronous=FULL``. An ``ask`` (its new trials and the random-stream states
+after it) and a ``tell`` are each one transaction, committed before the call
+returns. SQLite makes a transaction atomic: a process killed at any instant
+(SIGKILL included, even in the middle of a commit) leaves the file as it was
+after the last committed transaction, and the next connection rolls the log
+back or forward. ``synchronous=FULL`` also syncs the log on every commit, so
+a committed trial survives a power failure too; a commit costs one fsync
+(about a millisecond on a local disk), negligible next to an expensive
+objective. WAL needs a local file system (not NFS), as SQLite documents.
+
+One optimizer at a time. A study is owned by one live optimizer: it holds an
+exclusive ``flock`` on a side file ``<path>-lock``, which the kernel releases
+when the process ends however it ends. Opening a storage whose lock is held
+raises an error; acquiring it proves that whoever asked the trials still
+``pending`` is gone, so they can safely be offered again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .space import Categorical, Integer, Real, Space
+
+try:  # POSIX only; elsewhere the lock is skipped (documented).
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = ["SQLiteStorage", "StorageMismatchError", "StorageLockedError", "read_study"]
+
+#: Bumped when the schema changes incompatibly.
+FORMAT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS study (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    number    INTEGER PRIMARY KEY,
+    status    TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'failed')),
+    origin    TEXT NOT NULL,
+    point     TEXT NOT NULL,
+    x_encoded BLOB NOT NULL,
+    value     REAL,
+    error     TEXT,
+    seed      INTEGER,
+    fit_time  REAL NOT NULL DEFAULT 0,
+    acq_time  REAL NOT NULL DEFAULT 0,
+    eval_time REAL,
+    asked_at  REAL,
+    told_at   REAL
+);
+"""
+
+_TRIAL_COLUMNS = ("number", "status", "origin", "point", "x_encoded", "value", "error", "seed",
+                  "fit_time", "acq_time", "eval_time", "asked_at", "told_at")
+
+
+class StorageMismatchError(ValueError):
+    """The storage holds a study with another space, surrogate or settings."""
+
+
+class StorageLockedError(RuntimeError):
+    """Another live optimizer has the storage open."""
+
+
+class SQLiteStorage:
+    """One study in one SQLite file.
+
+    Normally created by the optimizer from a path (``storage="study.db"``);
+    build it yourself to share one object between calls or to inspect a
+    study with :meth:`load_meta` and :meth:`load_trials`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file; created (with its directory) when missing.
+    lock : bool, default True
+        Hold an exclusive lock on ``<path>-lock`` while open, so a second
+        optimizer cannot write to the same study and pending trials of a dead
+        run are recognised as abandoned.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, lock: bool = True):
+        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ":memory:"):
+            raise ValueError(f"storage must be a path to a database file, got {path!r}")
+        self.path = Path(path)
+        self.lock = bool(lock)
+        self._conn: sqlite3.Connection | None = None
+        self._lock_file: Any = None
+        self._mutex = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({str(self.path)!r})"
+
+    def __getstate__(self) -> dict:
+        # A pickled storage (e.g. inside a fitted TreeBOSearchCV) is closed.
+        return {"path": self.path, "lock": self.lock}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], lock=state["lock"])
+
+    # -- connection -------------------------------------------------------------------
+    def open(self, *, read_only: bool = False) -> SQLiteStorage:
+        """Connect (and take the lock); a no-op when already open.
+
+        With ``read_only=True`` nothing is written (no lock, no schema, no
+        journal-mode change), so a study can be read while it runs.
+        """
+        if self._conn is not None:
+            return self
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.lock:
+                self._acquire_lock()
+        try:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            if read_only:
+                tables = {row[0] for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not {"study", "trials"} <= tables:
+                    conn.close()
+                    raise sqlite3.DatabaseError("no study and trials tables")
+            else:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            self._release_lock()
+            raise ValueError(f"storage {str(self.path)!r} is not a treebo study database: "
+                             f"{error}") from None
+        self._conn = conn
+        return self
+
+    def close(self) -> None:
+        """Close the connection and release the lock (idempotent)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._release_lock()
+
+    def __enter__(self) -> SQLiteStorage:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _acquire_lock(self) -> None:
+        if fcntl is None:  # pragma: no cover - Windows
+            return
+        lock_path = self.path.with_name(self.path.name + "-lock")
+        handle = open(lock_path, "a+")  # noqa: SIM115 - held open while the study is open
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            owner = handle.read().strip() or "unknown"
+            handle.close()
+            raise StorageLockedError(
+                f"storage {str(self.path)!r} is open in another optimizer ({owner}); close it "
+                "(Optimizer.close()) or wait for that process to end") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        handle.flush()
+        self._lock_file = handle
+
+    def _release_lock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing the descriptor releases the flock
+            self._lock_file = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"{self!r} is closed")
+        return self._conn
+
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+        # BEGIN IMMEDIATE takes the write lock up front, so the transaction
+        # cannot fail half-way for a reader upgrading to a writer.
+        with self._mutex:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in statements:
+                    db.execute(sql, params)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # -- study ------------------------------------------------------------------------
+    def load_meta(self) -> dict[str, Any]:
+        """Every ``study`` key, JSON-decoded; empty for a new study."""
+        with self._mutex:
+            rows = self._db.execute("SELECT key, value FROM study").fetchall()
+        return {key: json.loads(value) for key, value in rows}
+
+    def create(self, meta: dict[str, Any]) -> None:
+        """Write the description of a new study (one transaction)."""
+        meta = {"format_version": FORMAT_VERSION, "created_at": time.time(), **meta}
+        self._write([("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                     for key, value in meta.items()])
+
+    # -- trials -----------------------------------------------------------------------
+    def load_trials(self) -> list[dict[str, Any]]:
+        """Every trial row as a dict, by number; ``x_encoded`` as a float64 array."""
+        with self._mutex:
+            rows = self._db.execute(
+                f"SELECT {', '.join(_TRIAL_COLUMNS)} FROM trials ORDER BY number").fetchall()
+        trials = []
+        for row in rows:
+            record = dict(zip(_TRIAL_COLUMNS, row))
+            record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
+            record["point"] = json.loads(record["point"])
+            trials.append(record)
+        return trials
+
+    def record_ask(self, trials: list[dict[str, Any]], state: dict[str, Any]) -> None:
+        """Insert (or, for re-offered pending trials, update) trials and save
+        the random-stream states, in one transaction."""
+        statements = [_upsert(t) for t in trials]
+        statements += [("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)",
+                        (key, json.dumps(value))) for key, value in state.items()]
+        self._write(statements)
+
+    def record_tell(self, trial: dict[str, Any]) -> None:
+        """Insert or update one told trial, in one transaction."""
+        self._write([_upsert(trial)])
+
+
+def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
+    row = dict(trial)
+    row["x_encoded"] = np.ascontiguousarray(row["x_encoded"], dtype="<f8").tobytes()
+    row["point"] = json.dumps(row["point"])
+    columns = ", ".join(_TRIAL_COLUMNS)
+    marks = ", ".join("?" for _ in _TRIAL_COLUMNS)
+    return (f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
+            tuple(row[c] for c in _TRIAL_COLUMNS))
+
+
+def read_study(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a study without opening it for writing (no lock is taken).
+
+    Safe while another process is running the study: SQLite readers see the
+    last committed state.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    dict
+        ``{"meta": {...}, "trials": [row, ...]}`` with the rows of
+        :meth:`SQLiteStorage.load_trials`.
+    """
+    if not Path(path).exists():
+        raise ValueError(f"storage {str(path)!r} does not exist")
+    storage = SQLiteStorage(path, lock=False).open(read_only=True)
+    try:
+        return {"meta": storage.load_meta(), "trials": storage.load_trials()}
+    finally:
+        storage.close()
+
+
+# -- points <-> JSON ----------------------------------------------------------------
+
+def point_to_json(space: Space, x: Any) -> list:
+    """The values of a point, one per dimension, as JSON-safe numbers.
+
+    Reals become floats (JSON keeps every bit of a float), integers and
+    binaries ints, categorical values their index in the categories, so any
+    hashable category (a class, a tuple, None) round-trips exactly.
+    """
+    values = space._point_values(x)
+    out = []
+    for dim, value in zip(space.dimensions, values):
+        if isinstance(dim, Categorical):
+            out.append(int(np.argmax(dim.encode([value])[0])))
+        elif isinstance(dim, Real):
+            out.append(float(value))
+        else:
+            out.append(int(value))
+    return out
+
+
+def point_from_json(space: Space, values: list) -> Any:
+    """Inverse of :func:`point_to_json`: a list or dict, as the space gives points."""
+    decoded = [dim.categories[v] if isinstance(dim, Categorical) else v
+               for dim, v in zip(space.dimensions, values)]
+    if space._points_are_dicts:
+        return dict(zip(space.names, decoded))
+    return decoded
+
+
+def space_description(space: Space) -> dict:
+    """:meth:`Space.to_dict` with object addresses removed from category reprs,
+    so that a category without a stable ``repr`` does not make every reopening
+    look like a different space."""
+    desc = space.to_dict()
+    for dim in desc["dimensions"]:
+        if "categories" in dim:
+            dim["categories"] = [_stable_repr(c) for c in dim["categories"]]
+    return desc
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable_repr(text: str) -> str:
+    return _ADDRESS.sub("", text)
+
+
+def stable_params(params: dict) -> dict:
+    """Estimator parameters as JSON-safe, address-free reprs (for comparison)."""
+    out = {}
+    for key in sorted(params):
+        value = params[key]
+        if isinstance(value, (bool, int, str)) or value is None:
+            out[key] = value
+        elif isinstance(value, float) and math.isfinite(value):
+            out[key] = value
+        else:
+            out[key] = _stable_repr(repr(value))
+    return out
+
+
+def check_same_study(path: Any, meta: dict, space: dict, settings: dict,
+                     seed: int | None) -> None:
+    """Raise :class:`StorageMismatchError` naming what differs from the stored study."""
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise StorageMismatchError(
+            f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "
+            f"treebo writes version {FORMAT_VERSION}")
+    if meta.get("space") != space:
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study of a different search space:\n"
+            f"  stored: {_describe_space(meta.get('space'))}\n"
+            f"  given:  {_describe_space(space)}\n"
+            "use another storage file to start a new study")
+    stored = meta.get("settings", {})
+    differ = [key for key in sorted(set(stored) | set(settings))
+              if stored.get(key) != settings.get(key)]
+    if differ:
+        lines = "\n".join(f"  {key}: stored {stored.get(key)!r}, given {settings.get(key)!r}"
+                          for key in differ)
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study run with other settings:\n{lines}\n"
+            "pass the stored settings to resume it, or use another storage file")
+    if seed is not None and meta.get("seed") is not None and seed != meta["seed"]:
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study with random_state={meta['seed']!r}, given "
+            f"random_state={seed!r}; pass the same seed or random_state=None to resume it")
+
+
+def _describe_space(desc: dict | None) -> str:
+    if not desc:
+        return "nothing"
+    parts = []
+    for dim in desc["dimensions"]:
+        if dim["type"] in (Real.__name__, Integer.__name__):
+            extra = f"({dim['low']}, {dim['high']}, {dim['prior']})"
+        elif "categories" in dim:
+            extra = f"({', '.join(dim['categories'])})"
+        else:
+            extra = ""
+        parts.append(f"{dim['name']}={dim['type']}{extra}")
+    return ", ".join(parts)
