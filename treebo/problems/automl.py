@@ -164,7 +164,11 @@ class AutoML(Problem):
                        "split_random_state": split_random_state, "random_state": random_state}
 
     def make_classifier(self, x: dict | list) -> Any:
-        """The unfitted scikit-learn classifier that the point ``x`` describes."""
+        """The unfitted scikit-learn classifier that the point ``x`` describes.
+
+        ``x`` is a dict keyed by the space's names, or a list of values in
+        their order.
+        """
         from sklearn.ensemble import (
             AdaBoostClassifier,
             ExtraTreesClassifier,
@@ -173,8 +177,13 @@ class AutoML(Problem):
         )
         from sklearn.tree import DecisionTreeClassifier
 
+        if not isinstance(x, dict):
+            if len(x) != self.space.n_dims:
+                raise ValueError(f"x must be a dict with keys {self.space.names} or a list of "
+                                 f"{self.space.n_dims} values in that order, got {x!r}")
+            x = dict(zip(self.space.names, x))
         self.space.encode([x])  # a clear ValueError for infeasible points
-        p = x if isinstance(x, dict) else dict(zip(self.space.names, x))
+        p = x
         name, seed = p["classifier"], self.random_state
         size, depth, features = int(p["n_estimators"]), int(p["max_depth"]), p["max_features"]
         rate = 10.0 ** p["log10_learning_rate"]

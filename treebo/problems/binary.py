@@ -215,6 +215,30 @@ def _spin_products() -> np.ndarray:
     return spins[:, _ISING_EDGES[:, 0]] * spins[:, _ISING_EDGES[:, 1]]
 
 
+# Row-by-row transfer matrices: the 16 states of a row of 4 spins, the products of horizontal
+# neighbours inside a row (16, 3) and of vertical neighbours between two rows (16, 16, 4).
+_ROW_SPINS = 1.0 - 2.0 * (np.arange(16)[:, None] >> np.arange(4)[None, :] & 1)
+_ROW_PRODUCTS = _ROW_SPINS[:, :-1] * _ROW_SPINS[:, 1:]
+_BETWEEN_PRODUCTS = _ROW_SPINS[:, None, :] * _ROW_SPINS[None, :, :]
+_IS_HORIZONTAL = _ISING_EDGES[:, 1] == _ISING_EDGES[:, 0] + 1
+
+
+def _ising_log_partition(couplings: np.ndarray) -> float:
+    """``log Z`` of the 4x4 grid with edge couplings in the variable order.
+
+    Sums out one row at a time (3 transfers between 16 row states): the same
+    value as enumerating the 2^16 states, for ~10^3 operations instead of 10^6.
+    """
+    jh = couplings[_IS_HORIZONTAL].reshape(4, 3)  # the horizontal edges come in (r, c) order
+    jv = couplings[~_IS_HORIZONTAL].reshape(3, 4)
+    inside = 2.0 * _ROW_PRODUCTS @ jh.T  # (16 states, 4 rows)
+    log_alpha = inside[:, 0]
+    for r in range(3):
+        between = 2.0 * _BETWEEN_PRODUCTS @ jv[r]  # (16, 16): row r state, row r + 1 state
+        log_alpha = logsumexp(log_alpha[:, None] + between, axis=0) + inside[:, r + 1]
+    return float(logsumexp(log_alpha))
+
+
 def ising_interactions(instance: int) -> np.ndarray:
     """The 24 edge interactions of an Ising instance, in the variable order.
 
@@ -256,8 +280,9 @@ class Ising(Problem):
 
     ``x_e = 1`` keeps edge ``e`` of the zero-field Ising model
     ``p_J(s) ∝ exp(2 Σ_e J_e s_i s_j)``; ``x_e = 0`` deletes it. The objective is
-    ``KL(p_J || p_{x⊙J}) + lam * sum(x)``, computed in float64 by enumerating
-    the 2^16 spin states (``problems.md`` §4.2).
+    ``KL(p_J || p_{x⊙J}) + lam * sum(x)`` (``problems.md`` §4.2), in float64: the
+    second moments of ``p_J`` by enumerating the 2^16 spin states once,
+    ``log Z(x⊙J)`` per evaluation by row-by-row transfer matrices.
 
     Parameters
     ----------
@@ -285,8 +310,8 @@ class Ising(Problem):
         self.interactions = ising_interactions(self.instance)
         products = _spin_products()
         energies = 2.0 * products @ self.interactions
-        self.log_partition = float(logsumexp(energies))
-        weights = np.exp(energies - self.log_partition)
+        weights = np.exp(energies - logsumexp(energies))
+        self.log_partition = _ising_log_partition(self.interactions)
         # 2 J_e E_p[s_i s_j]: the KL's linear part, paid for every deleted edge.
         self._deletion_cost = 2.0 * self.interactions * (weights @ products)
         optimal_value, optimizers = None, []
@@ -304,7 +329,7 @@ class Ising(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
-        log_z = logsumexp(2.0 * _spin_products() @ (x * self.interactions))
+        log_z = _ising_log_partition(x * self.interactions)
         kl = np.sum((1.0 - x) * self._deletion_cost) + log_z - self.log_partition
         return float(kl + self.lam * np.sum(x))
 
