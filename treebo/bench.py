@@ -432,7 +432,17 @@ def completed_runs(records: Iterable[dict]) -> dict[str, int]:
 
 def _append(out: Path, record: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{record['problem']}.jsonl", "a") as handle:
+    path = out / f"{record['problem']}.jsonl"
+    # A writer killed mid-line leaves no newline; start on a fresh line so only that
+    # half-written record is lost.
+    fresh_line = True
+    if path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            fresh_line = handle.read(1) == b"\n"
+    with open(path, "a") as handle:
+        if not fresh_line:
+            handle.write("\n")
         handle.write(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
