@@ -36,7 +36,7 @@ def _matplotlib() -> Any:
     try:
         import matplotlib
         from matplotlib.figure import Figure
-    except ImportError as error:  # pragma: no cover - depends on the environment
+    except ImportError as error:
         raise ImportError("treebo's plots need matplotlib; install it with: "
                           "pip install 'treebo[plot]'") from error
     return matplotlib, Figure
