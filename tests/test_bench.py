@@ -235,8 +235,9 @@ def test_summary_table_and_markdown():
     assert table["automl_wine"]["kind"] == "value"
     assert table["automl_wine"]["median"]["bwo"] == pytest.approx(0.03)
     text = format_summary(table)
-    assert "| hartmann6 | log10 regret | 3 x 7 | **-4.00** | -1.00 |" in text
-    assert "| automl_wine | best value | 1 x 7 | **0.0300** | – |" in text
+    # Columns in registry order (rf before bwo), the best in bold.
+    assert "| hartmann6 | log10 regret | 3 x 7 | -1.00 | **-4.00** |" in text
+    assert "| automl_wine | best value | 1 x 7 | – | **0.0300** |" in text
 
 
 def test_ties_are_all_marked_best():

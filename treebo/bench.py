@@ -75,9 +75,10 @@ import numpy as np
 from .problems import Problem, get_problem, paper_case_seed, problem_family
 from .space import Binary, Categorical, Integer, Real, Space
 
-__all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "load_results", "completed_runs",
-           "regret_curves", "summary_table", "format_summary", "paper_initial_design",
-           "default_n_calls", "BenchError", "SCHEMA_VERSION"]
+__all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_results",
+           "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
+           "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",
+           "BenchError", "SCHEMA_VERSION"]
 
 #: Accepted values of ``preset``.
 PRESETS = ("default", "paper")
@@ -612,6 +613,15 @@ def _make_executor(executor: str | cf.Executor, workers: int) -> tuple[cf.Execut
 
 
 # -- curves and tables -----------------------------------------------------------------------
+def surrogate_order(names: Iterable[str]) -> list[str]:
+    """Distinct surrogate names in registry order (unregistered ones last, as met)."""
+    from .surrogates import available_surrogates
+
+    names = list(dict.fromkeys(names))
+    registry = [n for n in available_surrogates() if n in names]
+    return registry + [n for n in names if n not in registry]
+
+
 def _floor(f_star: float | None) -> float:
     return max(1e-12, 1e-12 * abs(f_star)) if f_star is not None else 0.0
 
@@ -735,7 +745,7 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
 def format_summary(table: dict[str, dict], surrogates: Sequence[str] | None = None) -> str:
     """A Markdown table of :func:`summary_table`, the best entries of each row in bold."""
     if surrogates is None:
-        surrogates = list(dict.fromkeys(s for row in table.values() for s in row["median"]))
+        surrogates = surrogate_order(s for row in table.values() for s in row["median"])
     header = ["problem", "quantity", "seeds x calls", *surrogates]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "---|" * 3 + "---:|" * len(surrogates)]

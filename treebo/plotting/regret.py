@@ -79,7 +79,7 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
     -------
     matplotlib.figure.Figure
     """
-    from ..bench import Curves, regret_curves
+    from ..bench import Curves, regret_curves, surrogate_order
 
     _, Figure = _matplotlib()
     items = list(results)
@@ -87,7 +87,7 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
     curves = [c for c in curves if c.problem == problem]
     if not curves:
         raise ValueError(f"no results for problem {problem!r}")
-    known = list(dict.fromkeys(c.surrogate for c in curves))
+    known = surrogate_order(c.surrogate for c in curves)
     if surrogates is None:
         surrogates = known
     missing = [s for s in surrogates if s not in known]
