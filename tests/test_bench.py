@@ -244,3 +244,18 @@ def test_ties_are_all_marked_best():
     records = [fake_record("branin", s, 0, [1.0] * 5 + [0.0]) for s in ("rf", "ert")]
     assert sorted(summary_table(records)["branin"]["best"]) == ["ert", "rf"]
     assert math.isclose(summary_table(records)["branin"]["median"]["rf"], -12.0)
+
+
+@pytest.mark.slow
+def test_readme_example(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                if "run_grid(" in b]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    assert namespace["ising"].regret(namespace["res"].fun) >= 0
+    assert len(load_results(tmp_path / "results")) == 8

@@ -45,8 +45,9 @@ def test_regret_panel_shows_the_median_log10_regret_and_a_band(records):
         x, y = line.get_data()
         assert list(x) == list(range(21))  # iteration 0 (initial design) .. 20
         assert np.allclose(y, np.median(np.log10(curves[name].curves), axis=0))
-    assert len(ax_regret.collections) == 2  # one band per surrogate
-    band = ax_regret.collections[0].get_paths()[0].vertices[:, 1]
+    assert len(ax_regret.collections) == 2  # one band per surrogate, in the lines' order
+    assert list(lines) == ["rf", "bwo"]  # registry order
+    band = ax_regret.collections[1].get_paths()[0].vertices[:, 1]
     low = np.percentile(np.log10(curves["bwo"].curves), 25, axis=0)
     assert np.isclose(band.min(), low.min())
     assert "log10" in ax_regret.get_ylabel()
