@@ -3,6 +3,7 @@
 One module per kind of figure; their public functions are re-exported here.
 """
 
+from .regret import plot_regret, plot_results  # noqa: F401
 from .uncertainty import (  # noqa: F401
     bwo_ablation_surrogates,
     fit_surrogates_1d,

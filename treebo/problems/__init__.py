@@ -4,26 +4,61 @@
 >>> branin = get_problem("branin")
 >>> round(branin([3.141592653589793, 2.275]), 6)
 0.397887
+>>> get_problem("ising", instance=466, lam=0.01).optimal_value  # doctest: +ELLIPSIS
+0.20106887159...
+
+Families (``problem_family``): ``"continuous"`` (the paper's six functions),
+``"binary"`` (Ising sparsification and contamination control, one instance
+per case seed) and ``"mixed"`` (AutoML on scikit-learn's bundled data sets).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from .automl import AUTOML_CLASSIFIERS, AUTOML_DATASETS, AutoML, DatasetUnavailable
 from .base import Problem
+from .binary import (
+    PAPER_CASE_SEEDS,
+    Contamination,
+    Ising,
+    paper_case_seed,
+)
 from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Rosenbrock
 
-__all__ = ["Problem", "get_problem", "available_problems", "Ackley", "Bohachevsky", "Branin",
-           "Hartmann6", "Michalewicz", "Rosenbrock"]
+__all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
+           "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
+           "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
+           "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS"]
 
-_REGISTRY: dict[str, Callable[..., Problem]] = {
-    "ackley_4": lambda: Ackley(4),
-    "bohachevsky": Bohachevsky,
-    "branin": Branin,
-    "hartmann6": Hartmann6,
-    "michalewicz_2": lambda: Michalewicz(2),
-    "rosenbrock_4": lambda: Rosenbrock(4),
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Callable[..., Problem]
+    family: str  # "continuous", "binary" or "mixed"
+    summary: str
+
+
+_REGISTRY: dict[str, _Entry] = {
+    "ackley_4": _Entry(lambda: Ackley(4), "continuous", "Ackley, 4-D, [-32.768, 32.768]^4"),
+    "bohachevsky": _Entry(Bohachevsky, "continuous", "Bohachevsky 1, 2-D, [-100, 100]^2"),
+    "branin": _Entry(Branin, "continuous", "Branin, 2-D, [-5, 10] x [0, 15]"),
+    "hartmann6": _Entry(Hartmann6, "continuous", "Hartmann, 6-D, [0, 1]^6"),
+    "michalewicz_2": _Entry(lambda: Michalewicz(2), "continuous",
+                            "Michalewicz (m = 10), 2-D, [0, pi]^2"),
+    "rosenbrock_4": _Entry(lambda: Rosenbrock(4), "continuous",
+                           "Rosenbrock, 4-D, [-2.048, 2.048]^4"),
+    "ising": _Entry(Ising, "binary",
+                    "Ising sparsification, 24 binary; params instance (case seed), lam"),
+    "contamination": _Entry(Contamination, "binary",
+                            "contamination control, 25 binary; params instance (case seed), lam"),
+    "automl": _Entry(AutoML, "mixed", "AutoML (Table 1), 5 hyperparameters; param dataset"),
+    **{f"automl_{name}": _Entry(lambda name=name, **kw: AutoML(name, **kw), "mixed",
+                                f"AutoML (Table 1) on scikit-learn's {name} data")
+       for name in ("breast_cancer", "digits", "wine", "iris")},
 }
 
 
@@ -32,8 +67,49 @@ def available_problems() -> list[str]:
     return list(_REGISTRY)
 
 
-def get_problem(name: str, **params: Any) -> Problem:
-    """Build a benchmark problem by name (see :func:`available_problems`)."""
-    if name not in _REGISTRY:
+def _check_name(name: str) -> _Entry:
+    if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"unknown problem {name!r}; choose one of {available_problems()}")
-    return _REGISTRY[name](**params)
+    return _REGISTRY[name]
+
+
+def problem_family(name: str) -> str:
+    """``"continuous"``, ``"binary"`` or ``"mixed"`` for a registered name."""
+    return _check_name(name).family
+
+
+def problem_summary(name: str) -> str:
+    """A one-line description of a registered problem."""
+    return _check_name(name).summary
+
+
+def get_problem(name: str, **params: Any) -> Problem:
+    """Build a benchmark problem by name (see :func:`available_problems`).
+
+    Parameters
+    ----------
+    name : str
+        A registered name, e.g. ``"branin"``, ``"ising"``, ``"automl_digits"``.
+    **params
+        Constructor parameters of parametrized problems: ``instance`` and
+        ``lam`` for ``ising`` and ``contamination``; ``dataset``, ``cv``,
+        ``data_path`` ... for ``automl``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones) or parameters
+        the problem does not take (the message lists the ones it does).
+    """
+    entry = _check_name(name)
+    if params:
+        target = entry.factory
+        accepted = [p for p in inspect.signature(target).parameters
+                    if p not in ("self", "kw", "name")]
+        if name.startswith("automl_"):
+            accepted = [p for p in inspect.signature(AutoML).parameters if p != "dataset"]
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise ValueError(f"problem {name!r} does not take parameter(s) {unknown}; "
+                             f"it takes {accepted or 'none'}")
+    return entry.factory(**params)

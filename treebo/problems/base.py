@@ -25,6 +25,13 @@ class Problem:
     optimizers : list of points
         Known global minimizers (possibly only some of them).
 
+    Attributes
+    ----------
+    params : dict
+        The constructor parameters that identify the instance (e.g.
+        ``{"instance": 7270, "lam": 0.01}``); empty for fixed functions. With
+        ``name`` it is what benchmark records store to rebuild the problem.
+
     Calling the problem on a user-facing point gives the objective value.
     Subclasses implement ``evaluate`` on a float array (for continuous
     problems) or override ``__call__``.
@@ -36,6 +43,7 @@ class Problem:
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self.optimal_value = optimal_value
         self.optimizers = list(optimizers or [])
+        self.params: dict[str, Any] = {}
 
     def __call__(self, x: Any) -> float:
         self.space.encode([x])  # raises a clear ValueError for infeasible points

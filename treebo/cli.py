@@ -1,0 +1,329 @@
+"""The ``treebo`` command: run benchmark problems, grids of runs, and draw regret curves.
+
+::
+
+    treebo list
+    treebo minimize branin --surrogate bwo --n-calls 100 --seed 0
+    treebo bench --problems continuous --surrogates bwo rf ert gp --seeds 0-4 \\
+        --n-calls 100 --out results/
+    treebo plot results/ --out figures/
+    treebo summary results/
+
+Exit status: 0 on success, 2 for bad arguments (unknown names list the valid
+ones), 1 when runs fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+#: Family names accepted by ``--problems`` in place of problem names.
+PROBLEM_GROUPS = {
+    "continuous": ["branin", "michalewicz_2", "bohachevsky", "hartmann6", "rosenbrock_4",
+                   "ackley_4"],
+    "binary": ["ising", "contamination"],
+    "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"],
+}
+
+
+class _UsageError(ValueError):
+    pass
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _parse_params(items: Sequence[str] | None, per_problem: bool) -> dict:
+    """``KEY=VALUE`` (or ``PROBLEM:KEY=VALUE``) strings -> dict; values parsed as JSON."""
+    out: dict = {}
+    for item in items or []:
+        if "=" not in item:
+            raise _UsageError(f"--param expects KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        if per_problem:
+            if ":" not in key:
+                raise _UsageError(f"--param expects PROBLEM:KEY=VALUE, got {item!r}")
+            problem, key = key.split(":", 1)
+            out.setdefault(problem, {})[key] = _parse_value(value)
+        else:
+            out[key] = _parse_value(value)
+    return out
+
+
+def _parse_seeds(tokens: Sequence[str]) -> list[int]:
+    seeds: list[int] = []
+    for token in tokens:
+        for part in str(token).split(","):
+            try:
+                if "-" in part:
+                    low, high = (int(v) for v in part.split("-", 1))
+                    if high < low:
+                        raise ValueError
+                    seeds.extend(range(low, high + 1))
+                elif part:
+                    seeds.append(int(part))
+            except ValueError:
+                raise _UsageError(f"--seeds takes integers and ranges like 0-4, got {token!r}"
+                                  ) from None
+    if not seeds or min(seeds) < 0:
+        raise _UsageError(f"--seeds must give non-negative integers, got {list(tokens)!r}")
+    return list(dict.fromkeys(seeds))
+
+
+def _expand_problems(names: Sequence[str]) -> list[str]:
+    from .problems import available_problems
+
+    out: list[str] = []
+    for name in names:
+        if name in PROBLEM_GROUPS:
+            out.extend(PROBLEM_GROUPS[name])
+        elif name in available_problems():
+            out.append(name)
+        else:
+            raise _UsageError(f"unknown problem {name!r}; choose from {available_problems()} or "
+                              f"the groups {list(PROBLEM_GROUPS)}")
+    return list(dict.fromkeys(out))
+
+
+def _check_surrogates(names: Sequence[str]) -> list[str]:
+    from .surrogates import available_surrogates
+
+    unknown = [n for n in names if n not in available_surrogates()]
+    if unknown:
+        raise _UsageError(f"unknown surrogate(s) {unknown}; choose from {available_surrogates()}")
+    return list(names)
+
+
+# -- subcommands -----------------------------------------------------------------------------
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .problems import available_problems, problem_family, problem_summary
+    from .surrogates import available_surrogates, surrogate_class
+
+    print("problems:")
+    for name in available_problems():
+        print(f"  {name:<22} {problem_family(name):<11} {problem_summary(name)}")
+    print("problem groups (for bench --problems):")
+    for group, names in PROBLEM_GROUPS.items():
+        print(f"  {group:<22} {' '.join(names)}")
+    print("surrogates:")
+    for name in available_surrogates():
+        try:
+            note = surrogate_class(name).__name__
+        except ImportError as error:
+            note = f"unavailable: {error}"
+        print(f"  {name:<22} {note}")
+    return 0
+
+
+def _cmd_minimize(args: argparse.Namespace) -> int:
+    from ._progress import ProgressBar
+    from .bench import RunSpec, _append, run_one
+    from .problems import available_problems, get_problem
+
+    if args.problem not in available_problems():
+        raise _UsageError(f"unknown problem {args.problem!r}; choose from "
+                          f"{available_problems()}")
+    _check_surrogates([args.surrogate])
+    params = _parse_params(args.param, per_problem=False)
+    get_problem(args.problem, **params)  # fail early on bad parameters
+    overrides = {}
+    if args.n_candidates is not None:
+        overrides["n_candidates"] = args.n_candidates
+    spec = RunSpec(args.problem, args.surrogate, args.seed, args.n_calls, preset=args.preset,
+                   problem_params=params, overrides=overrides)
+    label = f"{args.problem}/{args.surrogate}"
+    bar = None if args.quiet else ProgressBar(args.n_calls, label=label)
+
+    def show(result: Any) -> None:
+        if bar is not None:
+            bar.update(1, best=float(result.fun))
+
+    record = run_one(spec, callback=show)
+    if bar is not None:
+        bar.close()
+    best = record["best_so_far"][-1]
+    index = record["values"].index(best)
+    print(f"best value {best:.10g} at evaluation {index + 1} of {record['n_evaluated']}")
+    print(f"x = {record['x'][index]}")
+    if record["regret"] is not None:
+        print(f"regret {record['regret'][-1]:.4g} (optimum {record['optimal_value']:.12g})")
+    fit, acq = sum(record["fit_time"]), sum(record["acq_time"])
+    print(f"time: {record['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
+    if args.out:
+        out = Path(args.out)
+        _append(out, record)
+        print(f"record appended to {out / (record['problem'] + '.jsonl')}")
+    return 0
+
+
+def _load_config(path: str | None) -> dict:
+    if path is None:
+        return {}
+    try:
+        with open(path) as handle:
+            config = json.load(handle)
+    except (OSError, json.JSONDecodeError) as error:
+        raise _UsageError(f"cannot read --config {path!r}: {error}") from None
+    allowed = {"problems", "surrogates", "seeds", "n_calls", "preset", "out", "n_jobs",
+               "problem_params", "overrides", "description"}
+    unknown = set(config) - allowed
+    if unknown:
+        raise _UsageError(f"--config {path!r} has unknown keys {sorted(unknown)}; allowed: "
+                          f"{sorted(allowed)}")
+    return config
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import BenchError, format_summary, load_results, run_grid, summary_table
+    from .surrogates import available_surrogates
+
+    config = _load_config(args.config)
+    problems = args.problems or config.get("problems")
+    if not problems:
+        raise _UsageError("bench needs --problems (or a --config that lists them)")
+    problems = _expand_problems(problems)
+    surrogates = _check_surrogates(args.surrogates or config.get("surrogates")
+                                   or available_surrogates())
+    seeds = _parse_seeds(args.seeds or [str(s) for s in config.get("seeds", ["0-4"])])
+    out = args.out or config.get("out")
+    if not out:
+        raise _UsageError("bench needs --out DIR (or a --config that sets out)")
+    problem_params = dict(config.get("problem_params", {}))
+    for name, params in _parse_params(args.param, per_problem=True).items():
+        problem_params.setdefault(name, {}).update(params)
+    overrides = dict(config.get("overrides", {}))
+    if args.n_candidates is not None:
+        overrides["n_candidates"] = args.n_candidates
+    try:
+        run_grid(problems, surrogates, seeds, out, args.n_calls or config.get("n_calls"),
+                 preset=args.preset or config.get("preset", "default"),
+                 problem_params=problem_params, overrides=overrides,
+                 n_jobs=args.n_jobs or config.get("n_jobs"), executor=args.executor,
+                 progress=not args.quiet)
+    except BenchError as error:
+        print(f"treebo bench: {error}", file=sys.stderr)
+        for spec, text in error.failures:
+            print(f"  {spec.problem}/{spec.surrogate}/seed {spec.seed}: {text}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(format_summary(summary_table(load_results(out))))
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plotting.regret import plot_results
+
+    if not Path(args.results).exists():
+        raise _UsageError(f"results directory {args.results!r} does not exist")
+    written = plot_results(args.results, args.out, problems=args.problems,
+                           surrogates=args.surrogates, n_calls=args.n_calls, fmt=args.format)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from .bench import format_summary, load_results, summary_table
+
+    if not Path(args.results).exists():
+        raise _UsageError(f"results directory {args.results!r} does not exist")
+    records = load_results(args.results)
+    if not records:
+        raise _UsageError(f"no records in {args.results!r}")
+    print(format_summary(summary_table(records, args.n_calls)))
+    return 0
+
+
+# -- parser ----------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    from .bench import PRESETS
+
+    parser = argparse.ArgumentParser(
+        prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
+        "benchmark problems, regret-curve grids and figures.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list problems and surrogates")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("minimize", help="minimize one benchmark problem")
+    p.add_argument("problem", help="problem name (see `treebo list`)")
+    p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
+    p.add_argument("--n-calls", type=int, default=100,
+                   help="evaluations, the 5 initial points included (default: 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed / repeat index (default: 0)")
+    p.add_argument("--preset", choices=PRESETS, default="default")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)")
+    p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
+    p.add_argument("--out", help="append the run's JSON record to OUT/<problem>.jsonl")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_minimize)
+
+    p = sub.add_parser("bench", help="run a grid of problems x surrogates x seeds")
+    p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
+                   "preset, out, problem_params, overrides (arguments given here win)")
+    p.add_argument("--problems", nargs="+", metavar="NAME",
+                   help=f"problem names or groups {list(PROBLEM_GROUPS)}")
+    p.add_argument("--surrogates", nargs="+", metavar="NAME",
+                   help="surrogate names (default: all)")
+    p.add_argument("--seeds", nargs="+", metavar="SEEDS",
+                   help="seeds and ranges, e.g. 0-4 or 0 1 2 (default: 0-4)")
+    p.add_argument("--n-calls", type=int,
+                   help="evaluations per run, 5 initial included (default: per preset)")
+    p.add_argument("--out", help="results directory (runs already there are skipped)")
+    p.add_argument("--preset", choices=PRESETS, help="protocol (default: default)")
+    p.add_argument("--param", action="append", metavar="PROBLEM:KEY=VALUE",
+                   help="problem parameter, e.g. ising:lam=0.0001 (repeatable)")
+    p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
+    p.add_argument("--n-jobs", type=int, help="runs in parallel (default: CPU count)")
+    p.add_argument("--executor", choices=("process", "thread"), default="process")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("plot", help="draw regret and time figures, one per problem")
+    p.add_argument("results", help="results directory written by `treebo bench`")
+    p.add_argument("--out", required=True, help="directory for the figures")
+    p.add_argument("--problems", nargs="+", metavar="NAME")
+    p.add_argument("--surrogates", nargs="+", metavar="NAME")
+    p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
+    p.add_argument("--format", default="png", help="png, pdf or svg (default: png)")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser("summary", help="Markdown table of median final log10 regret")
+    p.add_argument("results", help="results directory written by `treebo bench`")
+    p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
+    p.set_defaults(func=_cmd_summary)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``treebo`` command; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (_UsageError, ValueError) as error:
+        print(f"treebo {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:
+        print(f"treebo {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"treebo {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
