@@ -1,5 +1,4 @@
 import importlib
-import math
 import pickle
 import re
 import sys
@@ -11,8 +10,17 @@ from scipy.stats import chi2, norm
 from sklearn.base import clone
 from sklearn.datasets import make_friedman1
 
-from treebo import Binary, Categorical, Integer, Real, minimize
+from treebo import minimize
 from treebo.surrogates import make_surrogate, surrogate_class
+
+from .smbo_cases import (
+    BITS_SPACE,
+    MIXED_SPACE,
+    SPHERE_SPACE,
+    linear_bits,
+    mixed,
+    sphere,
+)
 
 try:
     from treebo.surrogates import bart
@@ -220,32 +228,14 @@ def test_missing_stochtree_names_the_extra(monkeypatch):
 
 # Short minimize runs on each kind of space: BART must do better than the
 # 5-point initial design on easy functions.
-_WEIGHTS = np.random.default_rng(0).normal(size=12)     # the optimum is -3.260
-_MIXED = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "layers": Integer(1, 4),
-          "activation": Categorical(["relu", "tanh", None]), "batchnorm": Binary()}
-
-
-def _sphere(x):
-    return float(sum((v - 0.3) ** 2 for v in x))
-
-
-def _linear_bits(bits):
-    return float(_WEIGHTS @ np.asarray(bits, dtype=float))
-
-
-def _mixed(p):
-    return ((math.log10(p["lr"]) + 2) ** 2 + abs(p["layers"] - 2)
-            + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]] + p["batchnorm"])
-
-
 # Measured with 25 calls at seed 13 (best initial point -> result):
 # continuous 0.115 -> 0.010, binary -1.416 -> -3.093, mixed 2.007 -> 0.071.
 # Seeds 10-13 all beat the initial design; results continuous 0.009-0.31,
 # binary -3.22 to -3.09, mixed 0.0-1.0.
 @pytest.mark.parametrize("func, space, bound", [
-    (_sphere, [Real(-1, 1)] * 3, 0.05),
-    (_linear_bits, [Binary()] * 12, -2.8),
-    (_mixed, _MIXED, 0.3),
+    (sphere, SPHERE_SPACE, 0.05),
+    (linear_bits, BITS_SPACE, -2.8),
+    (mixed, MIXED_SPACE, 0.3),
 ])
 @needs_stochtree
 def test_minimize_beats_the_initial_design(func, space, bound):

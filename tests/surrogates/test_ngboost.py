@@ -1,4 +1,3 @@
-import math
 
 import numpy as np
 import pytest
@@ -7,9 +6,18 @@ from ngboost.distns import Normal
 from sklearn.base import clone
 from sklearn.tree import DecisionTreeRegressor
 
-from treebo import Binary, Categorical, Integer, Real, minimize
+from treebo import minimize
 from treebo.surrogates import make_surrogate
 from treebo.surrogates.ngboost import NGBoostSurrogate
+
+from .smbo_cases import (
+    BITS_SPACE,
+    MIXED_SPACE,
+    SPHERE_SPACE,
+    linear_bits,
+    mixed,
+    sphere,
+)
 
 
 def _noisy_sine(sigma, seed, n=400):
@@ -103,32 +111,14 @@ def test_bad_parameters_are_named(bad, message):
 
 # Short minimize runs on each kind of space: the surrogate must do better
 # than the 5-point initial design on easy functions.
-_WEIGHTS = np.random.default_rng(0).normal(size=12)     # the optimum is -3.260
-_MIXED = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "layers": Integer(1, 4),
-          "activation": Categorical(["relu", "tanh", None]), "batchnorm": Binary()}
-
-
-def _sphere(x):
-    return float(sum((v - 0.3) ** 2 for v in x))
-
-
-def _linear_bits(bits):
-    return float(_WEIGHTS @ np.asarray(bits, dtype=float))
-
-
-def _mixed(p):
-    return ((math.log10(p["lr"]) + 2) ** 2 + abs(p["layers"] - 2)
-            + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]] + p["batchnorm"])
-
-
 # Measured with 25 calls at seed 13 (best initial point -> result):
 # continuous 0.115 -> 0.066, binary -1.416 -> -2.620, mixed 2.007 -> 0.004.
 # Seeds 10-13 all beat the initial design; results continuous 0.07-0.55,
 # binary -3.26 (the optimum) to -2.62, mixed 0.0003-0.17.
 @pytest.mark.parametrize("func, space, bound", [
-    (_sphere, [Real(-1, 1)] * 3, 0.1),
-    (_linear_bits, [Binary()] * 12, -2.3),
-    (_mixed, _MIXED, 0.1),
+    (sphere, SPHERE_SPACE, 0.1),
+    (linear_bits, BITS_SPACE, -2.3),
+    (mixed, MIXED_SPACE, 0.1),
 ])
 def test_minimize_beats_the_initial_design(func, space, bound):
     res = minimize(func, space, n_calls=25, surrogate="ngboost", n_candidates=1000,
