@@ -136,6 +136,39 @@ def test_points_never_asked_twice_even_in_a_small_integer_space():
     assert len(seen) == 36
 
 
+def test_values_beyond_the_float_range_fail_the_trial_and_huge_floats_still_fit():
+    values = iter([10 ** 400, 1.7e308, -1.7e308, 1.0, 2.0, 3.0, 0.5, 0.25])
+
+    res = minimize(lambda x: next(values), SPACE_2D, n_calls=8, n_candidates=1000,
+                   random_state=0)
+    assert res.statuses[0] == "failed"
+    assert res.errors[0] == "objective returned an int value beyond the float range"
+    assert res.statuses[1:] == ["complete"] * 7 and res.fun == -1.7e308
+    for kind in ("log", "standardize"):
+        z = transform_targets(np.array([-1.7e308, 1.0, 1.7e308]), kind)
+        assert np.isfinite(z).all() and list(np.argsort(z)) == [0, 1, 2]
+
+
+def test_an_objective_that_changes_its_argument_does_not_change_the_record():
+    def scribble(x):
+        value = quadratic(x)
+        x[0] = 123.0
+        return value
+
+    res = minimize(scribble, SPACE_2D, n_calls=6, n_candidates=1000, random_state=0)
+    assert all(-1 <= x[0] <= 1 for x in res.x_iters)
+    opt = Optimizer(SPACE_2D, random_state=0)
+    x = opt.ask()
+    x[0] = 123.0                      # the caller's copy, not the trial
+    assert opt.ask(n_points=1)[0] != x and opt.trials[0].x[0] != 123.0
+
+
+def test_a_callback_returning_a_numpy_true_stops_the_run():
+    res = minimize(quadratic, SPACE_2D, n_calls=30, n_candidates=1000, random_state=0,
+                   callback=[lambda r: np.int64(len(r.func_vals)) >= 4])  # a numpy bool
+    assert len(res.x_iters) == 4
+
+
 def test_callback_returning_true_stops_the_run():
     seen = []
 

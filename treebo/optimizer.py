@@ -17,6 +17,7 @@ to SQLite at once and a reopened study resumes where it stopped
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -373,7 +374,9 @@ class Optimizer:
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         q = 1 if n_points is None else _check_positive_int(n_points, "n_points")
-        points = [t.x for t in self._ask_trials(q, strategy)]
+        # Copies: a caller that changes a point in place must not change the
+        # recorded trial.
+        points = [copy.deepcopy(t.x) for t in self._ask_trials(q, strategy)]
         return points[0] if n_points is None else points
 
     def tell(self, x: Any, y: Any, *, error: str | None = None) -> OptimizeResult:
@@ -837,6 +840,12 @@ def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
     if kind not in ("log", "standardize"):
         raise ValueError(f"kind must be 'log' or 'standardize', got {kind!r}")
     values = np.asarray(values, dtype=float)
+    # Values this large overflow the span or the variance (squares beyond
+    # 1e308); both transforms are invariant to scaling, so scale them down.
+    # Ordinary values are left untouched, bit for bit.
+    magnitude = np.abs(values).max() if values.size else 0.0
+    if magnitude > 1e150:
+        values = values / magnitude
     span = values.max() - values.min()
     if kind == "log" and span > 0:
         values = np.log((values - values.min()) / span + LOG_OFFSET)
@@ -859,7 +868,10 @@ def _as_value(y: Any) -> tuple[float | None, str | None]:
         y = y.reshape(-1)[0]
     if isinstance(y, bool) or not isinstance(y, (numbers.Real, np.floating, np.integer)):
         return None, f"objective returned {type(y).__name__} {y!r}, not a number"
-    y = float(y)
+    try:
+        y = float(y)
+    except (OverflowError, ValueError):  # e.g. an int beyond the float range
+        return None, f"objective returned an {type(y).__name__} value beyond the float range"
     if not math.isfinite(y):
         return None, f"objective returned {y!r}"
     return y, None
@@ -1004,7 +1016,7 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
         if bar is not None:
             bar.update(best=result.fun)
         for cb in callbacks:
-            if cb(result) is True:
+            if cb(result):
                 reason = getattr(cb, "message", None)
                 text = f"stopped by a callback after {told_here[0]} evaluations"
                 return f"{text}: {reason}" if reason else text

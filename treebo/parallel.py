@@ -27,6 +27,7 @@ reports dead workers; any ``concurrent.futures.Executor`` may be passed; a
 from __future__ import annotations
 
 import concurrent.futures as cf
+import copy
 import logging
 import math
 import numbers
@@ -272,7 +273,9 @@ def run_evaluations(optimizer: Any, func: Callable, budget: int, *, x0: list,
     def submit(job: _Job) -> bool:
         nonlocal executor
         token = (job.trial.number, job.attempts)
-        args = (_evaluate_task, func, job.trial.x, timeout, driver_pid, token)
+        # A copy: an objective that changes its argument in place must not
+        # change the recorded point (worker processes get a copy anyway).
+        args = (_evaluate_task, func, copy.deepcopy(job.trial.x), timeout, driver_pid, token)
         try:
             try:
                 future = executor.submit(*args)

@@ -142,6 +142,7 @@ class SQLiteStorage:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.lock:
                 self._acquire_lock()
+        conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
@@ -156,6 +157,8 @@ class SQLiteStorage:
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
+            if conn is not None:
+                conn.close()
             self._release_lock()
             raise ValueError(f"storage {str(self.path)!r} is not a treebo study database: "
                              f"{error}") from None
@@ -215,10 +218,13 @@ class SQLiteStorage:
             try:
                 for sql, params in statements:
                     db.execute(sql, params)
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                # A failed COMMIT (disk full) leaves the transaction open;
+                # without the rollback every later BEGIN would fail too.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
     # -- study ------------------------------------------------------------------------
     def load_meta(self) -> dict[str, Any]:
