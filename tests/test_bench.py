@@ -221,6 +221,16 @@ def test_curves_follow_the_papers_layout():
     assert regret_curves(records, n_calls=6)[0].curves.shape == (2, 2)
 
 
+def test_curves_refuse_to_pool_other_experiments_or_too_short_runs():
+    one = fake_record("ising", "bwo", 0, [1.0] * 7)
+    other = dict(fake_record("ising", "bwo", 0, [2.0] * 7),
+                 key=json.dumps(["ising", {"lam": 1e-4}, "bwo", 0, "default", {}]))
+    with pytest.raises(ValueError, match="several runs of ising with bwo .* for one seed"):
+        regret_curves([one, other])
+    with pytest.raises(ValueError, match="n_calls must be at least the 5 initial points"):
+        regret_curves([one], n_calls=4)
+
+
 def test_summary_table_and_markdown():
     records = []
     finals = {"bwo": [1e-3, 1e-4, 1e-5], "rf": [1e-1, 1e-2, 1e-1]}

@@ -48,6 +48,7 @@ def test_minimize_with_problem_parameters(capsys):
     (["bench", "--problems", "branin"], "--out"),
     (["bench", "--problems", "branin", "--out", "x", "--seeds", "4-2"], "seeds"),
     (["plot", "/nonexistent/dir", "--out", "x"], "does not exist"),
+    (["minimize", "automl", "--param", "dataset=authorship"], "authorship"),
 ])
 def test_bad_arguments_exit_with_2_and_say_why(argv, message, capsys):
     assert main(argv) == 2

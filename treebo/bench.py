@@ -691,10 +691,20 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
     out = []
     for (problem, surrogate, preset), group in sorted(groups.items()):
         group.sort(key=lambda r: r["seed"])
+        seeds = [r["seed"] for r in group]
+        if len(set(seeds)) < len(seeds):
+            # Runs of one seed with other problem parameters or overrides
+            # (e.g. two values of lam) must not be pooled into one curve.
+            raise ValueError(f"the records hold several runs of {problem} with {surrogate} "
+                             f"({preset}) for one seed, with different problem parameters or "
+                             "overrides; keep each experiment in its own results directory")
         n = min(r["n_evaluated"] for r in group)
         if n_calls is not None:
             n = min(n, int(n_calls))
         n0 = group[0].get("n_initial", N_INITIAL)
+        if n < n0:
+            raise ValueError(f"n_calls must be at least the {n0} initial points, got {n} "
+                             f"for {problem} with {surrogate}")
         known = all(r.get("regret") is not None for r in group)
         rows, times = [], []
         for r in group:

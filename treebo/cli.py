@@ -153,6 +153,10 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     best = record["best_so_far"][-1]
+    if best is None:
+        print(f"no successful evaluation in {record['n_evaluated']}; errors: "
+              f"{sorted({e for e in record.get('errors', []) if e})}")
+        return 1
     index = record["values"].index(best)
     print(f"best value {best:.10g} at evaluation {index + 1} of {record['n_evaluated']}")
     print(f"x = {record['x'][index]}")
@@ -314,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (_UsageError, ValueError) as error:
+    except (_UsageError, ValueError, FileNotFoundError) as error:  # incl. DatasetUnavailable
         print(f"treebo {args.command}: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

@@ -52,6 +52,16 @@ def test_epistemic_is_zero_and_variance_is_the_predicted_normal():
     assert np.all(p.aleatoric > 0)
 
 
+def test_the_fitted_booster_predicts_on_the_standardized_scale():
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 2))
+    y = 5.0 + 3.0 * X[:, 0] + 0.1 * rng.standard_normal(80)
+    model = NGBoostSurrogate(random_state=0).fit(X, y)
+    p = model.predict_dist(X[:5])
+    np.testing.assert_allclose(model.model_.predict(X[:5]) * y.std() + y.mean(), p.mean)
+    np.testing.assert_allclose(model.model_.pred_dist(X[:5]).std() * y.std(), p.std)
+
+
 def test_predictions_equal_ngboost_pred_dist():
     # The direct tree walk and the lighter Normal give the library's own
     # predictive distribution, fitted the library's way on standardized y.
