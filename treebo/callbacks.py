@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import check_int
+
 __all__ = ["EarlyStopper", "DeadlineStopper", "ThresholdStopper"]
 
 
@@ -53,10 +55,7 @@ class EarlyStopper:
     """
 
     def __init__(self, patience: int = 10, delta: float = 0.0):
-        if isinstance(patience, bool) or not isinstance(patience, numbers.Integral) \
-                or patience < 1:
-            raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
-        self.patience = int(patience)
+        self.patience = check_int(patience, "patience")
         self.delta = _check_number(delta, "delta", 0.0)
         self.message: str | None = None
 

@@ -35,6 +35,7 @@ from scipy.optimize import minimize as _scipy_minimize
 from sklearn.base import clone
 
 from . import acquisition as acq
+from ._checks import check_int
 from ._progress import ProgressBar
 from .parallel import resolve_executor, run_evaluations
 from .space import Real, Space
@@ -148,12 +149,6 @@ class OptimizeResult(_ScipyResult):
     message : str
         Why the run ended.
     """
-
-
-def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]:
@@ -295,14 +290,14 @@ class Optimizer:
                              f"{surrogate!r}")
         self.acquisition = acquisition
         self.acquisition_params = acq.check_acquisition(acquisition, acquisition_params)
-        self.n_initial_points = _check_positive_int(n_initial_points, "n_initial_points", 0)
+        self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
         if initial_design not in ("sobol", "random"):
             raise ValueError(f"initial_design must be 'sobol' or 'random', got {initial_design!r}")
         self.initial_design = initial_design
-        self.n_candidates = _check_positive_int(n_candidates, "n_candidates")
+        self.n_candidates = check_int(n_candidates, "n_candidates")
         self.local_search = bool(local_search)
-        self.n_local_candidates = _check_positive_int(n_local_candidates, "n_local_candidates", 0)
-        self.n_local_centers = _check_positive_int(n_local_centers, "n_local_centers")
+        self.n_local_candidates = check_int(n_local_candidates, "n_local_candidates", 0)
+        self.n_local_centers = check_int(n_local_centers, "n_local_centers")
         if acq_optimizer not in ("auto", "sampling", "lbfgs"):
             raise ValueError("acq_optimizer must be 'auto', 'sampling' or 'lbfgs', got "
                              f"{acq_optimizer!r}")
@@ -373,7 +368,7 @@ class Optimizer:
         """
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-        q = 1 if n_points is None else _check_positive_int(n_points, "n_points")
+        q = 1 if n_points is None else check_int(n_points, "n_points")
         # Copies: a caller that changes a point in place must not change the
         # recorded trial.
         points = [copy.deepcopy(t.x) for t in self._ask_trials(q, strategy)]
@@ -959,13 +954,13 @@ random_state, storage, resume_pending
         ``x``, ``fun``, ``x_iters``, ``func_vals``, ``statuses``, ``errors``,
         ``fit_time``, ``acq_time``, ``space``, ``message``.
     """
-    n_calls = _check_positive_int(n_calls, "n_calls")
+    n_calls = check_int(n_calls, "n_calls")
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")
     callbacks = _as_callbacks(callback)
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    max_retries = _check_positive_int(max_retries, "max_retries", 0)
+    max_retries = check_int(max_retries, "max_retries", 0)
     # Validate the parallel arguments before any storage is opened.
     resolve_executor(n_jobs, executor, timeout, dry_run=True)
     optimizer = Optimizer(dimensions, surrogate, acquisition, n_initial_points=n_initial_points,

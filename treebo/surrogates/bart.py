@@ -23,6 +23,7 @@ import numpy as np
 from scipy.stats import chi2
 from stochtree import BARTModel, Dataset, ForestContainer
 
+from .._checks import check_int
 from .base import Prediction, Surrogate, mixture_moments
 
 __all__ = ["BARTSurrogate"]
@@ -30,12 +31,6 @@ __all__ = ["BARTSurrogate"]
 # Prediction is done in row blocks so that the (rows, draws) matrix of draw
 # predictions stays below this many doubles (16 MB), whatever N and the draws.
 _MAX_BLOCK_CELLS = 2_000_000
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _check_real(value: Any, name: str, low: float, high: float, what: str) -> float:
@@ -197,17 +192,17 @@ class BARTSurrogate(Surrogate):
         super().__setstate__(state)
 
     def _check_params(self) -> None:
-        _check_int(self.n_trees, "n_trees", 1)
-        _check_int(self.n_draws, "n_draws", 1)
-        _check_int(self.n_burnin, "n_burnin", 0)
-        _check_int(self.thinning, "thinning", 1)
-        _check_int(self.n_gfr, "n_gfr", 0)
-        _check_int(self.n_chains, "n_chains", 1)
+        check_int(self.n_trees, "n_trees", 1)
+        check_int(self.n_draws, "n_draws", 1)
+        check_int(self.n_burnin, "n_burnin", 0)
+        check_int(self.thinning, "thinning", 1)
+        check_int(self.n_gfr, "n_gfr", 0)
+        check_int(self.n_chains, "n_chains", 1)
         if self.n_gfr and self.n_gfr < self.n_chains:
             raise ValueError("n_gfr must be 0 or at least n_chains (each chain starts from its "
                              f"own grow-from-root forest), got n_gfr={self.n_gfr!r}, "
                              f"n_chains={self.n_chains!r}")
-        _check_int(self.min_samples_leaf, "min_samples_leaf", 1)
+        check_int(self.min_samples_leaf, "min_samples_leaf", 1)
         _check_real(self.k, "k", 0.0, np.inf, "a positive number")
         _check_real(self.alpha, "alpha", 0.0, 1.0, "a number in (0, 1)")
         if (isinstance(self.beta, bool) or not isinstance(self.beta, numbers.Real)

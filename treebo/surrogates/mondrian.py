@@ -53,6 +53,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
+from .._checks import check_int
 from .base import MixtureMoments, Prediction, Surrogate
 
 __all__ = ["MondrianForestSurrogate"]
@@ -728,14 +729,6 @@ def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.
 # The surrogate.
 # --------------------------------------------------------------------------------------
 
-def _check_int(value: Any, name: str, low: int, allow_none: bool = False) -> None:
-    if allow_none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        what = f"an integer >= {low}" + (" or None" if allow_none else "")
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-
-
 class MondrianForestSurrogate(Surrogate):
     """Mondrian forest regression with a predictive variance that grows away from the data.
 
@@ -829,14 +822,14 @@ class MondrianForestSurrogate(Surrogate):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        _check_int(self.n_estimators, "n_estimators", 1)
+        check_int(self.n_estimators, "n_estimators", 1)
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if (isinstance(self.lifetime, bool) or not isinstance(self.lifetime, numbers.Real)
                 or not self.lifetime > 0):
             raise ValueError(f"lifetime must be a positive number or inf, got {self.lifetime!r}")
-        _check_int(self.min_samples_split, "min_samples_split", 2)
-        _check_int(self.max_depth, "max_depth", 0, allow_none=True)
+        check_int(self.min_samples_split, "min_samples_split", 2)
+        check_int(self.max_depth, "max_depth", 0, allow_none=True)
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
 

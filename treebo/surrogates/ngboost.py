@@ -23,6 +23,7 @@ from ngboost.distns import Normal, RegressionDistn
 from ngboost.scores import LogScore
 from sklearn.tree import DecisionTreeRegressor
 
+from .._checks import check_int
 from .base import Prediction, Surrogate
 
 __all__ = ["NGBoostSurrogate"]
@@ -68,12 +69,6 @@ class _Normal(Normal):
 
     def std(self) -> np.ndarray:
         return self.scale
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _check_fraction(value: Any, name: str) -> float:
@@ -149,9 +144,9 @@ class NGBoostSurrogate(Surrogate):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        _check_int(self.n_estimators, "n_estimators", 1)
-        _check_int(self.max_depth, "max_depth", 1)
-        _check_int(self.min_samples_leaf, "min_samples_leaf", 1)
+        check_int(self.n_estimators, "n_estimators", 1)
+        check_int(self.max_depth, "max_depth", 1)
+        check_int(self.min_samples_leaf, "min_samples_leaf", 1)
         _check_fraction(self.minibatch_frac, "minibatch_frac")
         if (isinstance(self.learning_rate, bool) or not isinstance(self.learning_rate, numbers.Real)
                 or not self.learning_rate > 0):

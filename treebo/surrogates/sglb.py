@@ -79,6 +79,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_int
 from ._oblivious import MAX_DEPTH, ObliviousGrower, fit_borders, leaf_index, quantize
 from .base import Prediction, Surrogate, mixture_moments
 
@@ -89,14 +90,6 @@ __all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSG
 LOG_SIGMA_RANGE = (-5.0, 1.0)
 
 NOISE_SCALES = ("posterior", "catboost")
-
-
-def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
-    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-            or not low <= value <= high):
-        allowed = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
-    return int(value)
 
 
 def _check_real(value: Any, name: str, low: float = 0.0, high: float = math.inf, *,
@@ -140,9 +133,9 @@ class _SGLB(Surrogate):
     """One SGLB chain on oblivious trees; subclasses choose the schedule and the members."""
 
     def _check_params(self) -> None:
-        _check_int(self.n_estimators, "n_estimators", 1)
+        check_int(self.n_estimators, "n_estimators", 1)
         _check_real(self.learning_rate, "learning_rate")
-        _check_int(self.depth, "depth", 0, MAX_DEPTH)
+        check_int(self.depth, "depth", 0, MAX_DEPTH)
         _check_real(self.l2_leaf_reg, "l2_leaf_reg", low_open=False)
         if self.noise_scale not in NOISE_SCALES:
             raise ValueError(f"noise_scale must be one of {NOISE_SCALES}, got {self.noise_scale!r}")
@@ -350,8 +343,8 @@ class VirtualSGLBSurrogate(_SGLB):
         self.random_state = random_state
 
     def _member_iterations(self) -> np.ndarray:
-        n_members = _check_int(self.n_members, "n_members", 1)
-        n_estimators = _check_int(self.n_estimators, "n_estimators", 1)
+        n_members = check_int(self.n_members, "n_members", 1)
+        n_estimators = check_int(self.n_estimators, "n_estimators", 1)
         if n_estimators < 2 * n_members:
             raise ValueError(f"n_estimators must be at least 2 * n_members = {2 * n_members}, "
                              f"got {n_estimators}")
@@ -368,8 +361,8 @@ class _CyclicalParams:
     """The cosine schedule and the one-member-per-cycle rule shared by cSGLB and cbSGLB."""
 
     def _check_cycle(self) -> tuple[int, int]:
-        n_estimators = _check_int(self.n_estimators, "n_estimators", 1)
-        cycle = _check_int(self.cycle_length, "cycle_length", 2)
+        n_estimators = check_int(self.n_estimators, "n_estimators", 1)
+        cycle = check_int(self.cycle_length, "cycle_length", 2)
         if cycle > n_estimators:
             raise ValueError(f"cycle_length must be at most n_estimators = {n_estimators}, "
                              f"got {cycle}")

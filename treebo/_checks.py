@@ -1,0 +1,23 @@
+"""Argument checks shared by the package; each error names the argument and what is allowed."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+
+def check_int(value: Any, name: str, low: int = 1, high: float = math.inf, *,
+              allow_none: bool = False) -> int | None:
+    """``int(value)`` for an integer in ``[low, high]`` (bools refused), else a ValueError.
+
+    With ``allow_none=True``, None passes through unchanged.
+    """
+    if allow_none and value is None:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or not low <= value <= high):
+        allowed = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name} must be an integer {allowed}{extra}, got {value!r}")
+    return int(value)
