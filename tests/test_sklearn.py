@@ -105,6 +105,8 @@ def test_same_random_state_same_search_and_clone_works():
     (dict(search_spaces={"clf__C": 3}), "search_spaces\\['clf__C'\\] must be a treebo dimension"),
     (dict(n_points=0), "n_points must be an integer >= 1"),
     (dict(strategy="cl_median"), "strategy must be one of"),
+    (dict(optimizer_kwargs={"random_state": 1}),
+     r"optimizer_kwargs must not set \['random_state'\]"),
 ])
 def test_bad_search_arguments_are_named(kwargs, message):
     search = TreeBOSearchCV(_pipeline(), **{"search_spaces": SPACES, "n_iter": 2, **kwargs})

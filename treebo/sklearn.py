@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
 
+from ._checks import check_int
 from .optimizer import STRATEGIES, Optimizer, SpaceExhausted
 from .space import Dimension, Space
 
@@ -107,11 +108,15 @@ scorer_, n_splits_, refit_time_, multimetric_
             if not isinstance(dim, (Dimension, tuple, list)):
                 raise ValueError(f"search_spaces[{name!r}] must be a treebo dimension (Real, "
                                  f"Integer, Categorical, Binary), got {dim!r}")
-        for name, value in (("n_iter", self.n_iter), ("n_points", self.n_points)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        check_int(self.n_iter, "n_iter")
+        check_int(self.n_points, "n_points")
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        taken = {"space", "surrogate", "n_initial_points", "random_state"}
+        clash = sorted(taken & set(self.optimizer_kwargs or {}))
+        if clash:
+            raise ValueError(f"optimizer_kwargs must not set {clash}: they are parameters of "
+                             "TreeBOSearchCV itself")
         return Optimizer(Space(dict(self.search_spaces)), self.surrogate,
                          n_initial_points=self.n_initial_points,
                          random_state=self.random_state, **(self.optimizer_kwargs or {}))
