@@ -8,6 +8,11 @@ acquisition), same statistics, on a log axis. Problems whose optimum is
 unknown (AutoML) show the best value found so far (the test error) instead of
 the regret.
 
+The paper plots the mean over repeats with "relative log error bars"
+(``problems.md`` §6); treebo shows the median and quartiles instead, which
+one diverging seed cannot drag, and the records keep every curve so any other
+aggregate can be recomputed.
+
 Needs matplotlib (``pip install 'treebo[plot]'``); it is imported only when a
 figure is drawn.
 """
