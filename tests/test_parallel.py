@@ -132,9 +132,12 @@ def test_a_lost_evaluation_is_retried_then_failed(caplog):
 def test_an_executor_that_refuses_work_ends_the_run_with_a_message():
     pool = cf.ThreadPoolExecutor(max_workers=2)
     pool.shutdown()
-    res = minimize(quadratic, SPACE_2D, n_calls=5, executor=pool, random_state=0, **FAST)
+    seen = []
+    res = minimize(quadratic, SPACE_2D, n_calls=5, executor=pool, random_state=0,
+                   callback=[lambda r: seen.append(len(r.x_iters))], **FAST)
     assert res.message == "stopped: the executor refused new evaluations"
     assert res.statuses == ["failed", "failed"]
+    assert seen == [1, 2]                     # callbacks see the refused trials too
     assert res.errors[0].startswith("could not submit the evaluation: RuntimeError")
 
 

@@ -287,8 +287,9 @@ def run_evaluations(optimizer: Any, func: Callable, budget: int, *, x0: list,
                 future = executor.submit(*args)
         except Exception as error:  # noqa: BLE001 - an executor that refuses work ends the run
             text = f"could not submit the evaluation: {type(error).__name__}: {error}"
-            optimizer._tell_trial(job.trial, None, error=text)
             logger.warning("trial %d: %s", job.trial.number, text)
+            # Through tell(), so callbacks and the progress bar see it too.
+            tell(job, None, text, None)
             return False
         job.submitted_at = time.monotonic()
         in_flight[future] = job
