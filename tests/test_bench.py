@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import qmcpy
+from readme_examples import run_readme_block
 
 from treebo.bench import (
     BenchError,
@@ -258,14 +259,7 @@ def test_ties_are_all_marked_best():
 
 @pytest.mark.slow
 def test_readme_example(tmp_path, monkeypatch):
-    import re
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-                if "run_grid(" in b]
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
-    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    namespace = run_readme_block("run_grid(")
     assert namespace["ising"].regret(namespace["res"].fun) >= 0
     assert len(load_results(tmp_path / "results")) == 8

@@ -1,24 +1,14 @@
 """The README's Python examples run as written."""
 
-import re
-from pathlib import Path
-
 import pytest
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+from readme_examples import README
+from readme_examples import readme_block as _block
 
 
 def _run(source: str, namespace: dict | None = None) -> dict:
     namespace = {} if namespace is None else namespace
     exec(compile(source, str(README), "exec"), namespace)  # noqa: S102 - our own README
     return namespace
-
-
-def _block(marker: str) -> str:
-    matches = [b for b in BLOCKS if marker in b]
-    assert len(matches) == 1, f"expected one README block containing {marker!r}"
-    return matches[0]
 
 
 def test_continuous_example():

@@ -7,6 +7,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
+from readme_examples import run_readme_block
 
 from treebo import surrogates as registry  # noqa: E402
 from treebo.datasets import make_1d_example  # noqa: E402
@@ -153,15 +154,7 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
 
 
 def test_readme_why_bwo_example_runs():
-    import re
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-              if "uncertainty_report(" in b]
-    assert len(blocks) == 1
-    namespace: dict = {}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    namespace = run_readme_block("uncertainty_report(")
     report = namespace["report"]
     assert report.n_points == 201 and list(report.coverage) == [0.5, 0.8, 0.95]
     assert np.isfinite(report.nll) and report.kl_to_reference > 0

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from readme_examples import run_readme_block
 from sklearn.base import clone
 
 from treebo import Binary, Categorical, Integer, Real, minimize
@@ -500,15 +501,7 @@ def test_minimize_mixed():
 
 
 def test_readme_example_runs_as_written():
-    import re
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-              if 'make_surrogate("mondrian"' in b]
-    assert len(blocks) == 1
-    namespace: dict = {}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    namespace = run_readme_block('make_surrogate("mondrian"')
     np.testing.assert_allclose(namespace["p"].std, [0.16, 0.49, 0.69, 0.71], atol=0.005)
     # Measured: 0.011 after 20 calls (0.377 after the 5 initial points).
     assert namespace["res"].fun < 0.05

@@ -1,11 +1,10 @@
 """SGLB surrogates: the chain's calibration, the members, uncertainty quality, use in minimize."""
 
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from readme_examples import run_readme_block
 from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
@@ -343,11 +342,7 @@ def test_minimize_mixed(name):
 @pytest.mark.slow
 def test_readme_example():
     # ~40 s on the shared 2-core machine, hence slow.
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    block, = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
-              if 'surrogate="csglb"' in b]
-    namespace: dict = {}
-    exec(compile(block, str(readme), "exec"), namespace)  # noqa: S102 - our own README
+    namespace = run_readme_block('surrogate="csglb"')
     # Measured: best value 0.099 after 20 calls; aleatoric 0.0104 and 0.718.
     assert namespace["res"].fun < 0.3
     aleatoric = namespace["p"].aleatoric
