@@ -21,3 +21,13 @@ def check_int(value: Any, name: str, low: int = 1, high: float = math.inf, *,
         extra = " or None" if allow_none else ""
         raise ValueError(f"{name} must be an integer {allowed}{extra}, got {value!r}")
     return int(value)
+
+
+def check_n_jobs(value: Any, name: str = "n_jobs") -> int | None:
+    """joblib's convention: None, or a non-zero integer (-1 = all cores, -2 = all but one)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value == 0:
+        raise ValueError(f"{name} must be None or a non-zero integer (-1 for all cores), "
+                         f"got {value!r}")
+    return int(value)

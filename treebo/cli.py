@@ -24,15 +24,6 @@ from typing import Any
 
 __all__ = ["main"]
 
-#: Family names accepted by ``--problems`` in place of problem names.
-PROBLEM_GROUPS = {
-    "continuous": ["branin", "michalewicz_2", "bohachevsky", "hartmann6", "rosenbrock_4",
-                   "ackley_4"],
-    "binary": ["ising", "contamination"],
-    "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"],
-}
-
-
 class _UsageError(ValueError):
     pass
 
@@ -82,17 +73,18 @@ def _parse_seeds(tokens: Sequence[str]) -> list[int]:
 
 
 def _expand_problems(names: Sequence[str]) -> list[str]:
-    from .problems import available_problems
+    from .problems import available_problems, problem_groups
 
+    groups = problem_groups()
     out: list[str] = []
     for name in names:
-        if name in PROBLEM_GROUPS:
-            out.extend(PROBLEM_GROUPS[name])
+        if name in groups:
+            out.extend(groups[name])
         elif name in available_problems():
             out.append(name)
         else:
             raise _UsageError(f"unknown problem {name!r}; choose from {available_problems()} or "
-                              f"the groups {list(PROBLEM_GROUPS)}")
+                              f"the groups {list(groups)}")
     return list(dict.fromkeys(out))
 
 
@@ -107,14 +99,14 @@ def _check_surrogates(names: Sequence[str]) -> list[str]:
 
 # -- subcommands -----------------------------------------------------------------------------
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .problems import available_problems, problem_family, problem_summary
+    from .problems import available_problems, problem_family, problem_groups, problem_summary
     from .surrogates import available_surrogates, surrogate_class
 
     print("problems:")
     for name in available_problems():
         print(f"  {name:<22} {problem_family(name):<11} {problem_summary(name)}")
     print("problem groups (for bench --problems):")
-    for group, names in PROBLEM_GROUPS.items():
+    for group, names in problem_groups().items():
         print(f"  {group:<22} {' '.join(names)}")
     print("surrogates:")
     for name in available_surrogates():
@@ -252,6 +244,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 # -- parser ----------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     from .bench import PRESETS
+    from .problems import problem_groups
 
     parser = argparse.ArgumentParser(
         prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
@@ -279,7 +272,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
                    "preset, out, problem_params, overrides (arguments given here win)")
     p.add_argument("--problems", nargs="+", metavar="NAME",
-                   help=f"problem names or groups {list(PROBLEM_GROUPS)}")
+                   help=f"problem names or the groups {list(problem_groups())}")
     p.add_argument("--surrogates", nargs="+", metavar="NAME",
                    help="surrogate names (default: all)")
     p.add_argument("--seeds", nargs="+", metavar="SEEDS",

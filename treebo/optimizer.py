@@ -54,8 +54,6 @@ __all__ = ["Optimizer", "OptimizeResult", "Trial", "minimize", "SpaceExhausted",
 
 logger = logging.getLogger("treebo")
 
-_STATUSES = ("pending", "complete", "failed")
-
 #: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
 #: point is given is the minimum, mean or maximum of the complete values.
 STRATEGIES = ("cl_min", "cl_mean", "cl_max")
@@ -394,7 +392,7 @@ class Optimizer:
             The result so far.
         """
         encoded = self.space.encode([x])[0]
-        trial = self._pending_trial(x, encoded)
+        trial = self._find_trial(x, encoded, pending_only=True)
         if trial is None:
             given = dict(x) if isinstance(x, dict) else list(x)
             trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user")
@@ -511,11 +509,17 @@ class Optimizer:
         """Told trials that were asked (or given as x0) rather than told directly."""
         return sum(t.status != "pending" and t.asked_at is not None for t in self.trials)
 
-    def _find_trial(self, x: Any) -> Trial | None:
-        """Any trial (pending or told) at the point ``x``."""
-        encoded = self.space.encode([x])[0]
+    def _find_trial(self, x: Any, encoded: np.ndarray | None = None, *,
+                    pending_only: bool = False) -> Trial | None:
+        """The first trial at the point ``x`` (only pending ones if ``pending_only``)."""
+        if encoded is None:
+            encoded = self.space.encode([x])[0]
+        # Match on the user-facing values too: a real decoded from a candidate and
+        # encoded again may differ from the candidate in the last bit.
         x = x if isinstance(x, dict) else list(x)
         for trial in self.trials:
+            if pending_only and trial.status != "pending":
+                continue
             if _same_point(trial.x, x) or np.array_equal(trial.x_encoded, encoded):
                 return trial
         return None
@@ -597,16 +601,6 @@ class Optimizer:
         else:
             raw = rng.random((n, self.space.n_columns))
         return self.space.snap(raw)
-
-    def _pending_trial(self, x: Any, encoded: np.ndarray) -> Trial | None:
-        # Match on the user-facing values: a real decoded from a candidate and
-        # encoded again may differ from the candidate in the last bit.
-        x = x if isinstance(x, dict) else list(x)
-        for trial in self.trials:
-            if trial.status == "pending" and (_same_point(trial.x, x)
-                                              or np.array_equal(trial.x_encoded, encoded)):
-                return trial
-        return None
 
     def _seen(self) -> np.ndarray:
         if not self.trials:

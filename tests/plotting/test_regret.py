@@ -71,6 +71,9 @@ def test_surrogate_selection_and_errors(records):
         plot_regret(records, "ising")
     with pytest.raises(ValueError, match=r"surrogate\(s\) \['gp'\].*recorded"):
         plot_regret(records, "branin", surrogates=["gp"])
+    for band in [(75, 25), (-1, 50), (50,), "wide"]:
+        with pytest.raises(ValueError, match="band must be two percentiles"):
+            plot_regret(records, "branin", band=band)
 
 
 def test_plot_results_writes_one_figure_per_problem(records, tmp_path):

@@ -132,7 +132,8 @@ def test_ising_other_seeds_are_reproducible_without_known_optimum():
 
 @pytest.mark.parametrize("kwargs, match", [({"lam": -0.1}, "lam"), ({"lam": float("nan")}, "lam"),
                                            ({"instance": -3}, "instance"),
-                                           ({"instance": 1.5}, "instance")])
+                                           ({"instance": 1.5}, "instance"),
+                                           ({"instance": 2**32}, r"instance.*\[0, 2\*\*32 - 1\]")])
 def test_bad_parameters(kwargs, match):
     for cls in (Ising, Contamination):
         with pytest.raises(ValueError, match=match):

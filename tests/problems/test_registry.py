@@ -7,6 +7,7 @@ from treebo.problems import (
     available_problems,
     get_problem,
     problem_family,
+    problem_groups,
     problem_summary,
 )
 
@@ -31,6 +32,16 @@ def test_families():
     assert problem_family("branin") == "continuous"
     assert problem_family("contamination") == "binary"
     assert problem_family("automl_wine") == "mixed"
+
+
+def test_groups_are_the_papers_problems_by_family():
+    groups = problem_groups()
+    assert groups == {
+        "continuous": ["ackley_4", "bohachevsky", "branin", "hartmann6", "michalewicz_2",
+                       "rosenbrock_4"],
+        "binary": ["ising", "contamination"],
+        "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"]}
+    assert all(problem_family(n) == family for family, names in groups.items() for n in names)
 
 
 def test_unknown_names_and_parameters_list_the_valid_ones():

@@ -124,6 +124,7 @@ def test_no_tree_copies_the_training_data():
     (dict(n_estimators=0), "n_estimators must be a positive integer"),
     (dict(min_leaf_variance=-1.0), "min_leaf_variance must be a non-negative number"),
     (dict(oversampling=0.0), "oversampling must be a positive number"),
+    (dict(n_jobs=0), "n_jobs must be None or a non-zero integer"),
 ])
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine_five()

@@ -448,6 +448,8 @@ def test_constant_targets_and_single_points(mode):
     (dict(min_samples_split=1), "min_samples_split must be an integer >= 2"),
     (dict(max_depth=-1), "max_depth must be an integer >= 0 or None"),
     (dict(bootstrap="yes"), "bootstrap must be True or False"),
+    (dict(n_jobs=0), "n_jobs must be None or a non-zero integer"),
+    (dict(n_jobs="all"), "n_jobs must be None or a non-zero integer"),
 ])
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine(10)

@@ -108,7 +108,8 @@ def test_a_minibatch_too_small_for_the_data_uses_every_point():
 
 @pytest.mark.parametrize("bad, message", [
     (dict(n_estimators=0), "n_estimators must be an integer >= 1"),
-    (dict(learning_rate=0.0), "learning_rate must be a positive number"),
+    (dict(learning_rate=0.0), "learning_rate must be a positive finite number"),
+    (dict(learning_rate=float("inf")), "learning_rate must be a positive finite number"),
     (dict(max_depth=0), "max_depth must be an integer >= 1"),
     (dict(min_samples_leaf=1.5), "min_samples_leaf must be an integer >= 1"),
     (dict(minibatch_frac=1.5), r"minibatch_frac must be a number in \(0, 1\]"),

@@ -19,6 +19,7 @@ figure is drawn.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,6 +50,17 @@ def _matplotlib() -> Any:
 
 def _color(name: str, index: int) -> str:
     return SURROGATE_COLORS.get(name, _FALLBACK[index % len(_FALLBACK)])
+
+
+def _check_band(band: Any) -> tuple[float, float]:
+    try:
+        low, high = (float(b) for b in band)
+    except (TypeError, ValueError):
+        low = high = math.nan
+    if not 0.0 <= low <= high <= 100.0:
+        raise ValueError("band must be two percentiles (low, high) with 0 <= low <= high <= 100, "
+                         f"got {band!r}")
+    return low, high
 
 
 def _band(values: np.ndarray, band: tuple[float, float]) -> tuple[np.ndarray, ...]:
@@ -86,6 +98,7 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
     """
     from ..bench import Curves, regret_curves, surrogate_order
 
+    band = _check_band(band)
     _, Figure = _matplotlib()
     items = list(results)
     curves = items if items and isinstance(items[0], Curves) else regret_curves(items, n_calls)

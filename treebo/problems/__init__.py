@@ -30,6 +30,7 @@ from .binary import (
 from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Rosenbrock
 
 __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
+           "problem_groups",
            "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
            "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
            "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS"]
@@ -40,6 +41,7 @@ class _Entry:
     factory: Callable[..., Problem]
     family: str  # "continuous", "binary" or "mixed"
     summary: str
+    in_paper: bool = True  # one of Kim & Choi's experiments (the families of `problem_groups`)
 
 
 _REGISTRY: dict[str, _Entry] = {
@@ -55,9 +57,11 @@ _REGISTRY: dict[str, _Entry] = {
                     "Ising sparsification, 24 binary; params instance (case seed), lam"),
     "contamination": _Entry(Contamination, "binary",
                             "contamination control, 25 binary; params instance (case seed), lam"),
-    "automl": _Entry(AutoML, "mixed", "AutoML (Table 1), 5 hyperparameters; param dataset"),
+    "automl": _Entry(AutoML, "mixed", "AutoML (Table 1), 5 hyperparameters; param dataset",
+                     in_paper=False),
     **{f"automl_{name}": _Entry(lambda name=name, **kw: AutoML(name, **kw), "mixed",
-                                f"AutoML (Table 1) on scikit-learn's {name} data")
+                                f"AutoML (Table 1) on scikit-learn's {name} data",
+                                in_paper=name != "iris")
        for name in ("breast_cancer", "digits", "wine", "iris")},
 }
 
@@ -65,6 +69,19 @@ _REGISTRY: dict[str, _Entry] = {
 def available_problems() -> list[str]:
     """Names accepted by :func:`get_problem`."""
     return list(_REGISTRY)
+
+
+def problem_groups() -> dict[str, list[str]]:
+    """The paper's problems by family: ``{"continuous": [...], "binary": [...], "mixed": [...]}``.
+
+    The generic ``automl`` entry and the iris data set are left out: they are
+    not among Kim & Choi's experiments.
+    """
+    groups: dict[str, list[str]] = {"continuous": [], "binary": [], "mixed": []}
+    for name, entry in _REGISTRY.items():
+        if entry.in_paper:
+            groups[entry.family].append(name)
+    return groups
 
 
 def _check_name(name: str) -> _Entry:

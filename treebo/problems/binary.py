@@ -69,8 +69,11 @@ def _check_lam(lam: float) -> float:
 
 
 def _check_instance(instance: int) -> int:
-    if isinstance(instance, bool) or not isinstance(instance, (int, np.integer)) or instance < 0:
-        raise ValueError(f"instance must be a non-negative integer case seed, got {instance!r}")
+    # The case seed seeds numpy's legacy RandomState, as COMBO does, which takes 32 bits.
+    if (isinstance(instance, bool) or not isinstance(instance, (int, np.integer))
+            or not 0 <= instance < 2**32):
+        raise ValueError("instance must be an integer case seed in [0, 2**32 - 1], "
+                         f"got {instance!r}")
     return int(instance)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
+from .._checks import check_n_jobs
 from .base import MixtureMoments, Prediction, Surrogate
 
 __all__ = ["RandomForestSurrogate", "ExtraTreesSurrogate", "BwOForestSurrogate"]
@@ -67,6 +68,7 @@ class _TreeEnsemble(Surrogate):
         if (isinstance(n_estimators, bool) or not isinstance(n_estimators, numbers.Integral)
                 or n_estimators < 1):
             raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        check_n_jobs(self.n_jobs)
         if not (isinstance(self.min_leaf_variance, numbers.Real) and self.min_leaf_variance >= 0):
             raise ValueError("min_leaf_variance must be a non-negative number, got "
                              f"{self.min_leaf_variance!r}")

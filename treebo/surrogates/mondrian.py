@@ -53,7 +53,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_int
+from .._checks import check_int, check_n_jobs
 from .base import MixtureMoments, Prediction, Surrogate
 
 __all__ = ["MondrianForestSurrogate"]
@@ -830,6 +830,7 @@ class MondrianForestSurrogate(Surrogate):
             raise ValueError(f"lifetime must be a positive number or inf, got {self.lifetime!r}")
         check_int(self.min_samples_split, "min_samples_split", 2)
         check_int(self.max_depth, "max_depth", 0, allow_none=True)
+        check_n_jobs(self.n_jobs)
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
 

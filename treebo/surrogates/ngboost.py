@@ -14,6 +14,7 @@ trees and ``rho_m`` the stage's line-search scaling.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -149,8 +150,9 @@ class NGBoostSurrogate(Surrogate):
         check_int(self.min_samples_leaf, "min_samples_leaf", 1)
         _check_fraction(self.minibatch_frac, "minibatch_frac")
         if (isinstance(self.learning_rate, bool) or not isinstance(self.learning_rate, numbers.Real)
-                or not self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be a positive number, got {self.learning_rate!r}")
+                or not 0 < self.learning_rate < math.inf):
+            raise ValueError("learning_rate must be a positive finite number, "
+                             f"got {self.learning_rate!r}")
 
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
         self._check_params()
