@@ -132,6 +132,9 @@ def test_run_one_rejects_a_budget_without_bo_iterations():
 # -- grids -----------------------------------------------------------------------------------
 def test_plan_grid_validates_names():
     specs = plan_grid(["branin", "ising"], ["rf", "bwo"], [0, 1], 10)
+    assert plan_grid(["branin", "ising"], ["rf", "bwo"], 2, 10) == specs  # an int n: 0..n-1
+    with pytest.raises(ValueError, match="seeds must be an integer >= 1"):
+        plan_grid(["branin"], ["rf"], 0)
     assert len(specs) == 8 and {s.n_calls for s in specs} == {10}
     with pytest.raises(ValueError, match=r"unknown problem 'brannin'.*'branin'"):
         plan_grid(["brannin"], ["rf"], [0])

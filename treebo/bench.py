@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import check_int
 from .problems import Problem, get_problem, paper_case_seed, problem_family
 from .space import Binary, Categorical, Integer, Real, Space
 
@@ -104,6 +105,17 @@ def default_n_calls(problem: str, preset: str = "default") -> int:
 
     ``paper``: 505 for continuous and binary problems, 105 for AutoML (the
     official code's ``NUM_ITER`` plus the initial design); ``default``: 100.
+
+    Parameters
+    ----------
+    problem : str
+        A registered problem name (its family sets the budget).
+    preset : {"default", "paper"}, default "default"
+
+    Returns
+    -------
+    int
+        Evaluations per run: the 5 initial points plus the preset's BO iterations.
     """
     _check_preset(preset)
     table = _PAPER_ITERATIONS if preset == "paper" else _DEFAULT_ITERATIONS
@@ -234,7 +246,29 @@ def _column_slices(space: Space) -> list[slice]:
 
 
 def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
-    """Keyword arguments of :func:`~treebo.minimize` for a run (``x0`` included)."""
+    """Keyword arguments of :func:`~treebo.minimize` for a run (``x0`` included).
+
+    Parameters
+    ----------
+    spec : RunSpec
+    problem : Problem
+        The run's problem (:func:`build_problem`); the ``paper`` preset draws
+        its initial design on ``problem.space``.
+
+    Returns
+    -------
+    dict
+        ``surrogate``, ``n_initial_points=5`` and ``n_candidates=50000``; with
+        ``paper`` also ``x0`` (:func:`paper_initial_design`),
+        ``y_transform="standardize"``, ``local_search=False`` and
+        ``random_state=42 (seed + 1)``, with ``default`` ``random_state=seed``;
+        then ``spec.overrides`` replace any of these.
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset, or overrides outside the allowed keys.
+    """
     _check_preset(spec.preset)
     settings: dict[str, Any] = {"surrogate": spec.surrogate, "n_initial_points": N_INITIAL,
                                 "n_candidates": 50_000}
@@ -398,7 +432,25 @@ def run_one(spec: RunSpec, callback: Callable | None = None) -> dict:
 def load_results(path: str | os.PathLike) -> list[dict]:
     """Read records from a ``.jsonl`` file or from every ``*.jsonl`` file of a directory.
 
-    A truncated last line (a run killed while writing) is skipped.
+    Lines that are not valid JSON, such as a truncated last line (a run
+    killed while writing), are skipped.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl`` file, or a directory whose ``*.jsonl`` files (not those
+        of subdirectories) are read in name order.
+
+    Returns
+    -------
+    list of dict
+        The records, in file and line order; blank lines and lines that are
+        not valid JSON are skipped.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` does not exist.
     """
     path = Path(path)
     if path.is_dir():
@@ -422,7 +474,19 @@ def load_results(path: str | os.PathLike) -> list[dict]:
 
 
 def completed_runs(records: Iterable[dict]) -> dict[str, int]:
-    """Run key -> the largest ``n_calls`` recorded for it."""
+    """Run key -> the most evaluations recorded for it.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        As read by :func:`load_results`; records without a ``key`` are ignored.
+
+    Returns
+    -------
+    dict of str to int
+        :meth:`RunSpec.key` -> the most evaluations any record of that run
+        holds (its ``n_evaluated``, or ``n_calls`` when that is missing).
+    """
     done: dict[str, int] = {}
     for record in records:
         key = record.get("key")
@@ -461,12 +525,37 @@ def plan_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
               seeds: int | Sequence[int], n_calls: int | None = None, *,
               preset: str = "default", problem_params: dict | None = None,
               overrides: dict | None = None) -> list[RunSpec]:
-    """The runs of a grid, validated (unknown names raise ``ValueError`` listing the valid ones)."""
+    """The runs of a grid, validated (unknown names raise ``ValueError`` listing the valid ones).
+
+    Parameters
+    ----------
+    problems, surrogates : str or list of str
+        Registered names.
+    seeds : int or list of int
+        Repeat indices ``>= 0``; an int ``n`` means ``0..n-1``.
+    n_calls : int, optional
+        Evaluations per run, ``> 5``; by default :func:`default_n_calls` of
+        each problem and preset.
+    preset : {"default", "paper"}
+    problem_params : dict, optional
+        Problem name -> extra parameters; problems not in it get none.
+    overrides : dict, optional
+        :func:`~treebo.minimize` arguments that replace the preset's, the same
+        for every run.
+
+    Returns
+    -------
+    list of RunSpec
+        One per problem, seed and surrogate, in that nesting order (the
+        surrogate varies fastest).
+    """
     from .surrogates import available_surrogates
 
     _check_preset(preset)
     problems = _as_list(problems, "problems")
     surrogates = _as_list(surrogates, "surrogates")
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        seeds = list(range(check_int(seeds, "seeds", 1)))
     seeds = _as_list(seeds, "seeds")
     for name in problems:
         problem_family(name)  # raises for unknown names
@@ -532,8 +621,6 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
     BenchError
         After the grid, if some runs raised; every other run was written.
     """
-    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        seeds = list(range(int(seeds)))
     specs = plan_grid(problems, surrogates, seeds, n_calls, preset=preset,
                       problem_params=problem_params, overrides=overrides)
     out = Path(out)
@@ -614,7 +701,18 @@ def _make_executor(executor: str | cf.Executor, workers: int) -> tuple[cf.Execut
 
 # -- curves and tables -----------------------------------------------------------------------
 def surrogate_order(names: Iterable[str]) -> list[str]:
-    """Distinct surrogate names in registry order (unregistered ones last, as met)."""
+    """Distinct surrogate names in registry order (unregistered ones last, as met).
+
+    Parameters
+    ----------
+    names : iterable of str
+        Surrogate names, repeats allowed.
+
+    Returns
+    -------
+    list of str
+        Each name once.
+    """
     from .surrogates import available_surrogates
 
     names = list(dict.fromkeys(names))
@@ -683,6 +781,18 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
     n_calls : int, optional
         Cut every run to this many evaluations; by default the shortest run of
         each group sets the length.
+
+    Returns
+    -------
+    list of Curves
+        One per (problem, surrogate, preset), sorted by that triple; the seeds
+        of each are in increasing order.
+
+    Raises
+    ------
+    ValueError
+        If a group holds several runs of one seed (other problem parameters
+        or overrides), or ``n_calls`` is smaller than the initial design.
     """
     groups: dict[tuple, list[dict]] = {}
     for record in _latest(records):
@@ -724,15 +834,24 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
 def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[str, dict]:
     """Median final result per problem and surrogate.
 
+    Parameters
+    ----------
+    records : iterable of dict
+        As written by :func:`run_grid`.
+    n_calls : int, optional
+        Cut every run to this many evaluations (see :func:`regret_curves`).
+
     Returns
     -------
     dict
         ``{problem: {"kind": "regret" | "value", "n_seeds": {surrogate: n},
-        "median": {surrogate: m}, "best": surrogate}}`` where ``m`` is the
-        median over seeds of the final log10 best-so-far regret (kind
-        ``"regret"``) or of the final best value (kind ``"value"``), and
-        ``best`` the surrogates with the lowest median (several on a tie). Groups with several
-        presets are keyed ``"problem (preset)"``.
+        "n_calls": {surrogate: c}, "median": {surrogate: m}, "best": [surrogate, ...]}}``
+        where ``c`` is the evaluations per run the curves were cut to, ``m``
+        the median over seeds (NaNs ignored) of the final log10 best-so-far
+        regret (kind ``"regret"``) or of the final best value (kind
+        ``"value"``), and ``best`` the surrogates with the lowest median
+        (several on a tie). Groups with several presets are keyed
+        ``"problem (preset)"``.
     """
     curves = regret_curves(records, n_calls)
     presets = {c.preset for c in curves}
@@ -753,7 +872,23 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
 
 
 def format_summary(table: dict[str, dict], surrogates: Sequence[str] | None = None) -> str:
-    """A Markdown table of :func:`summary_table`, the best entries of each row in bold."""
+    """A Markdown table of :func:`summary_table`, the best entries of each row in bold.
+
+    Parameters
+    ----------
+    table : dict
+        As returned by :func:`summary_table`.
+    surrogates : list of str, optional
+        Surrogate columns, in this order; by default every surrogate of the
+        table, in :func:`surrogate_order`.
+
+    Returns
+    -------
+    str
+        Columns ``problem``, ``quantity`` (``log10 regret`` or ``best value``),
+        ``seeds x calls`` and one per surrogate; medians to 2 decimals (regret)
+        or 4 (value), ``–`` where a surrogate has no runs. No trailing newline.
+    """
     if surrogates is None:
         surrogates = surrogate_order(s for row in table.values() for s in row["median"])
     header = ["problem", "quantity", "seeds x calls", *surrogates]

@@ -60,6 +60,7 @@ class EarlyStopper:
         self.message: str | None = None
 
     def on_start(self) -> None:
+        """Clear ``message`` (the count is recomputed from the history at each call)."""
         self.message = None
 
     def __call__(self, result: Any) -> bool:
@@ -105,6 +106,7 @@ class DeadlineStopper:
         self.on_start()
 
     def on_start(self) -> None:
+        """Restart the clock now and clear ``message``; evaluations made before are not timed."""
         self._start = self._clock()
         self._n_start: int | None = None
         self.message = None
@@ -137,6 +139,7 @@ class ThresholdStopper:
         self.message: str | None = None
 
     def on_start(self) -> None:
+        """Clear ``message``."""
         self.message = None
 
     def __call__(self, result: Any) -> bool:

@@ -306,7 +306,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``treebo`` command; returns the exit status."""
+    """Entry point of the ``treebo`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; by default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success; 1 when runs fail (``minimize`` with no successful
+        evaluation, ``bench`` with failed runs) or an optional dependency is
+        missing (``ImportError``); 2 for bad arguments (usage errors,
+        ``ValueError``, ``FileNotFoundError`` such as an unavailable data set);
+        130 when interrupted. Errors found by argparse itself (unknown option,
+        missing command) and ``--help`` raise ``SystemExit`` (status 2 and 0)
+        instead.
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     try:

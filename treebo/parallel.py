@@ -118,8 +118,14 @@ def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
     Parameters
     ----------
     n_workers : int
+        Worker processes.
     fresh : bool, default False
         Replace the pool even if it has the right size (after it broke).
+
+    Returns
+    -------
+    concurrent.futures.Executor
+        The shared loky pool with ``n_workers`` workers.
     """
     from joblib.externals.loky import ProcessPoolExecutor
 
@@ -154,6 +160,14 @@ def warm_up(executor: cf.Executor, n_workers: int, seconds: float = 0.1) -> floa
     evaluation; warming up keeps that out of the first evaluations' timeout.
     The tasks run at the same time, so each idle worker takes one.
 
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor
+    n_workers : int
+        Tasks to submit, one per worker.
+    seconds : float, default 0.1
+        How long each task sleeps, so that the tasks overlap.
+
     Returns
     -------
     float
@@ -174,14 +188,38 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
                      dry_run: bool = False) -> tuple[cf.Executor | None, int, bool]:
     """Validate ``n_jobs``, ``executor`` and ``timeout`` and pick where evaluations run.
 
+    Parameters
+    ----------
+    n_jobs : int or None
+        Evaluations in flight; ``-1`` means the number of CPUs. None: 1
+        without an executor, else the executor's number of workers (threads
+        of a Dask cluster, ``_max_workers`` of a ``concurrent.futures`` pool).
+    executor : concurrent.futures.Executor, dask.distributed.Client or None
+        None: the calling process when ``n_jobs`` is 1 and there is no
+        ``timeout``, otherwise :func:`process_pool` (warmed up first when
+        there is a ``timeout``). A Dask client is used through
+        ``client.get_executor(pure=False)``.
+    timeout : float or None
+        Seconds, ``> 0``; only checked here, and it makes evaluations without
+        an executor run in worker processes.
+    dry_run : bool, default False
+        Only validate and count the workers: make no pool (the executor
+        returned is None when none was given) and return a Dask client as is.
+
     Returns
     -------
-    executor : concurrent.futures.Executor
+    executor : concurrent.futures.Executor or None
     n_workers : int
         Evaluations to keep in flight.
     owned : bool
         True when the executor was made here (its workers may be killed at
         the end to stop abandoned evaluations).
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument, or an executor whose size cannot be told
+        without ``n_jobs``.
     """
     if n_jobs is not None:
         if (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)

@@ -67,7 +67,13 @@ _REGISTRY: dict[str, _Entry] = {
 
 
 def available_problems() -> list[str]:
-    """Names accepted by :func:`get_problem`."""
+    """Names accepted by :func:`get_problem`.
+
+    Returns
+    -------
+    list of str
+        In registry order.
+    """
     return list(_REGISTRY)
 
 
@@ -76,6 +82,12 @@ def problem_groups() -> dict[str, list[str]]:
 
     The generic ``automl`` entry and the iris data set are left out: they are
     not among Kim & Choi's experiments.
+
+    Returns
+    -------
+    dict of str to list of str
+        Family -> problem names in registry order; the keys are always
+        ``"continuous"``, ``"binary"`` and ``"mixed"``, in that order.
     """
     groups: dict[str, list[str]] = {"continuous": [], "binary": [], "mixed": []}
     for name, entry in _REGISTRY.items():
@@ -91,12 +103,45 @@ def _check_name(name: str) -> _Entry:
 
 
 def problem_family(name: str) -> str:
-    """``"continuous"``, ``"binary"`` or ``"mixed"`` for a registered name."""
+    """``"continuous"``, ``"binary"`` or ``"mixed"`` for a registered name.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_problems`.
+
+    Returns
+    -------
+    str
+        The family.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    """
     return _check_name(name).family
 
 
 def problem_summary(name: str) -> str:
-    """A one-line description of a registered problem."""
+    """A one-line description of a registered problem.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_problems`.
+
+    Returns
+    -------
+    str
+        Function or task, dimension and domain or parameters, e.g.
+        ``"Branin, 2-D, [-5, 10] x [0, 15]"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    """
     return _check_name(name).summary
 
 
@@ -111,6 +156,11 @@ def get_problem(name: str, **params: Any) -> Problem:
         Constructor parameters of parametrized problems: ``instance`` and
         ``lam`` for ``ising`` and ``contamination``; ``dataset``, ``cv``,
         ``data_path`` ... for ``automl``.
+
+    Returns
+    -------
+    Problem
+        A new instance.
 
     Raises
     ------

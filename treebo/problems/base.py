@@ -50,6 +50,26 @@ class Problem:
         return self.evaluate(np.asarray(x, dtype=float))
 
     def evaluate(self, x: np.ndarray) -> float:
+        """The objective value at a feasible point; what subclasses implement.
+
+        ``__call__`` checks the point against ``space`` before calling it.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_dims,)
+            The point as floats, one entry per dimension in the order of
+            ``space``, in the dimensions' own units (binaries as 0.0 or 1.0).
+
+        Returns
+        -------
+        float
+            The objective value, to be minimized.
+
+        Raises
+        ------
+        NotImplementedError
+            In this base class.
+        """
         raise NotImplementedError
 
     def regret(self, value: float) -> float:

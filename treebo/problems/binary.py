@@ -54,6 +54,21 @@ def paper_case_seed(repeat: int) -> int:
 
     Repeats 0..9 give :data:`PAPER_CASE_SEEDS`; later repeats continue the same
     legacy numpy stream (e.g. repeat 10 gives 6396).
+
+    Parameters
+    ----------
+    repeat : int
+        Repeat index, ``>= 0``.
+
+    Returns
+    -------
+    int
+        The case seed, in ``[0, 10000)``.
+
+    Raises
+    ------
+    ValueError
+        If ``repeat`` is not a non-negative integer.
     """
     if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 0:
         raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
@@ -332,6 +347,7 @@ class Ising(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``KL(p_J || p_{x⊙J}) + lam * sum(x)`` (see the class docstring)."""
         log_z = _ising_log_partition(x * self.interactions)
         kl = np.sum((1.0 - x) * self._deletion_cost) + log_z - self.log_partition
         return float(kl + self.lam * np.sum(x))
@@ -419,6 +435,7 @@ class Contamination(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``Σ x_i + ρ Σ_i [(1 - ε) - P̂(Z_i < U)] + lam Σ x_i`` (see the class docstring)."""
         fraction = self.initial_fraction
         safe = np.empty(_N_STAGES)
         for i in range(_N_STAGES):  # 25 stages, vectorized over the 100 scenarios

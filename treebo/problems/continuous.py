@@ -25,6 +25,7 @@ class Ackley(Problem):
                          optimal_value=0.0, optimizers=[[0.0] * self.dim])
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``-20 exp(-0.2 sqrt(sum(x^2) / d)) - exp(sum(cos(2 pi x)) / d) + 20 + e``."""
         d = len(x)
         return float(-20.0 * math.exp(-0.2 * math.sqrt(np.sum(x**2) / d))
                      - math.exp(np.sum(np.cos(2.0 * math.pi * x)) / d) + 20.0 + math.e)
@@ -38,6 +39,7 @@ class Bohachevsky(Problem):
                          optimal_value=0.0, optimizers=[[0.0, 0.0]])
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``x1^2 + 2 x2^2 - 0.3 cos(3 pi x1) - 0.4 cos(4 pi x2) + 0.7``."""
         x1, x2 = x
         return float(x1**2 + 2.0 * x2**2 - 0.3 * math.cos(3.0 * math.pi * x1)
                      - 0.4 * math.cos(4.0 * math.pi * x2) + 0.7)
@@ -53,6 +55,10 @@ class Branin(Problem):
                          optimal_value=5.0 / (4.0 * math.pi), optimizers=minimizers)
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``(x2 - b x1^2 + c x1 - r)^2 + s (1 - t) cos(x1) + s``.
+
+        With ``b = 5.1 / (4 pi^2)``, ``c = 5 / pi``, ``r = 6``, ``s = 10``, ``t = 1 / (8 pi)``.
+        """
         x1, x2 = x
         b, c, r, s, t = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi, 6.0, 10.0, 1.0 / (8.0 * math.pi)
         return float((x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1.0 - t) * math.cos(x1) + s)
@@ -83,6 +89,7 @@ class Hartmann6(Problem):
                                       0.31165162, 0.65730054]])
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)`` with the standard constants."""
         inner = np.sum(_HARTMANN_A * (x[None, :] - _HARTMANN_P) ** 2, axis=1)
         return float(-np.sum(_HARTMANN_ALPHA * np.exp(-inner)))
 
@@ -98,6 +105,7 @@ class Michalewicz(Problem):
                          optimizers=optimum[1] if optimum else [])
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``-sum_i sin(x_i) sin(i x_i^2 / pi)^20`` (``i`` from 1)."""
         i = np.arange(1, len(x) + 1)
         return float(-np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20))
 
@@ -111,4 +119,5 @@ class Rosenbrock(Problem):
                          optimal_value=0.0, optimizers=[[1.0] * self.dim])
 
     def evaluate(self, x: np.ndarray) -> float:
+        """``sum_i 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2``."""
         return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2))

@@ -35,12 +35,30 @@ _REGISTRY: dict[str, tuple[str, str, str | None]] = {
 
 
 def available_surrogates() -> list[str]:
-    """Names accepted by :func:`make_surrogate`, in registry order."""
+    """Names accepted by :func:`make_surrogate`, in registry order.
+
+    Returns
+    -------
+    list of str
+    """
     return list(_REGISTRY)
 
 
 def surrogate_class(name: str) -> type:
     """The class registered under ``name``.
+
+    Its module is imported on first use.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available_surrogates`.
+
+    Returns
+    -------
+    type
+        The surrogate class (a :class:`~treebo.surrogates.base.Surrogate`
+        subclass), not an instance.
 
     Raises
     ------
