@@ -14,9 +14,11 @@ from treebo.bench import (
     RunSpec,
     completed_runs,
     default_n_calls,
+    format_paired,
     format_summary,
     load_results,
     minimize_settings,
+    paired_wins,
     paper_initial_design,
     plan_grid,
     regret_curves,
@@ -258,6 +260,25 @@ def test_ties_are_all_marked_best():
     records = [fake_record("branin", s, 0, [1.0] * 5 + [0.0]) for s in ("rf", "ert")]
     assert sorted(summary_table(records)["branin"]["best"]) == ["ert", "rf"]
     assert math.isclose(summary_table(records)["branin"]["median"]["rf"], -12.0)
+
+
+def test_paired_wins_compare_seed_by_seed():
+    finals = {"bwo": [1e-3, 1e-1, 0.0, 1e-2], "rf": [1e-2, 1e-2, 0.0],
+              "ert": [1e-1, 1e-1, 1e-1, 1e-1]}
+    records = [fake_record("branin", surrogate, seed, [5.0] * 5 + [final])
+               for surrogate, values in finals.items() for seed, final in enumerate(values)]
+    records.append(fake_record("hartmann6", "rf", 0, [5.0] * 6))  # no bwo run: left out
+    table = paired_wins(records, "bwo")
+    # rf has no seed 3; seed 2 is a tie at the regret floor, seed 1 a tie with ert.
+    assert table == {"branin": {"rf": (1, 1, 3), "ert": (3, 1, 4)}}
+    assert paired_wins(records, "rf")["branin"]["bwo"] == (1, 1, 3)
+    # Cut before the last evaluation every run is still at 5.0: all ties.
+    assert paired_wins(records, "bwo", n_calls=5)["branin"]["ert"] == (0, 4, 4)
+    text = format_paired(table, "bwo")
+    assert text.splitlines()[0] == "| problem | bwo < rf | bwo < ert |"
+    assert "| branin | 1+1/3 | 3+1/4 |" in text
+    with pytest.raises(ValueError, match=r"no runs of 'gp'; recorded: \['rf', 'ert', 'bwo'\]"):
+        paired_wins(records, "gp")
 
 
 @pytest.mark.slow

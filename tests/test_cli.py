@@ -70,6 +70,10 @@ def test_bench_plot_and_summary(tmp_path, capsys):
 
     assert main(["summary", str(out)]) == 0
     assert "| problem | quantity | seeds x calls | rf | ert |" in capsys.readouterr().out
+    assert main(["summary", str(out), "--paired", "ert"]) == 0
+    assert "| problem | ert < rf |" in capsys.readouterr().out
+    assert main(["summary", str(out), "--paired", "gp"]) == 2
+    assert "no runs of 'gp'" in capsys.readouterr().err
     pytest.importorskip("matplotlib")
     assert main(["plot", str(out), "--out", str(figures)]) == 0
     assert (figures / "branin.png").exists()

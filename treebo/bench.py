@@ -78,6 +78,7 @@ from .space import Binary, Categorical, Integer, Real, Space
 
 __all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_results",
            "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
+           "paired_wins", "format_paired",
            "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",
            "BenchError", "SCHEMA_VERSION"]
 
@@ -869,6 +870,96 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
         lowest = min(row["median"].values())
         row["best"] = [s for s, m in row["median"].items() if m == lowest]
     return table
+
+
+def paired_wins(records: Iterable[dict], surrogate: str,
+                n_calls: int | None = None) -> dict[str, dict[str, tuple[int, int, int]]]:
+    """Seed-by-seed comparison of one surrogate with every other, per problem.
+
+    Runs of one seed share their initial design, so comparing the final
+    results seed by seed removes the luck of the start that the medians of
+    :func:`summary_table` keep.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        As written by :func:`run_grid`.
+    surrogate : str
+        The surrogate to compare with the others.
+    n_calls : int, optional
+        Cut every run to this many evaluations (see :func:`regret_curves`).
+
+    Returns
+    -------
+    dict
+        ``{problem: {other: (wins, ties, n)}}`` over the ``n`` seeds both
+        surrogates have run: ``wins`` counts the seeds where ``surrogate``'s
+        final best regret (or best value) is strictly lower, ``ties`` those
+        where the two are equal (e.g. both at the regret floor). Problems
+        where ``surrogate`` has no runs are left out; keys as in
+        :func:`summary_table`.
+
+    Raises
+    ------
+    ValueError
+        If no record holds a run of ``surrogate``.
+    """
+    curves = regret_curves(records, n_calls)
+    if not any(c.surrogate == surrogate for c in curves):
+        raise ValueError(f"no runs of {surrogate!r}; recorded: "
+                         f"{surrogate_order(c.surrogate for c in curves)}")
+    presets = {c.preset for c in curves}
+    finals: dict[str, dict[str, dict[int, float]]] = {}
+    for c in curves:
+        name = c.problem if len(presets) == 1 else f"{c.problem} ({c.preset})"
+        finals.setdefault(name, {})[c.surrogate] = dict(zip(c.seeds, c.curves[:, -1]))
+    out: dict[str, dict[str, tuple[int, int, int]]] = {}
+    for name, by_surrogate in finals.items():
+        mine = by_surrogate.get(surrogate)
+        if mine is None:
+            continue
+        row = out.setdefault(name, {})
+        for other in surrogate_order(by_surrogate):
+            if other == surrogate:
+                continue
+            theirs = by_surrogate[other]
+            common = [seed for seed in mine if seed in theirs]
+            wins = sum(int(mine[seed] < theirs[seed]) for seed in common)
+            ties = sum(int(mine[seed] == theirs[seed]) for seed in common)
+            row[other] = (wins, ties, len(common))
+    return out
+
+
+def format_paired(table: dict[str, dict[str, tuple[int, int, int]]], surrogate: str) -> str:
+    """A Markdown table of :func:`paired_wins`.
+
+    Parameters
+    ----------
+    table : dict
+        As returned by :func:`paired_wins`.
+    surrogate : str
+        The surrogate the table compares (for the header).
+
+    Returns
+    -------
+    str
+        One row per problem, one column per other surrogate; a cell
+        ``wins/n`` (``wins+ties/n`` with ties, e.g. ``3+1/5``), ``–`` where
+        the two share no seed. No trailing newline.
+    """
+    others = surrogate_order(o for row in table.values() for o in row)
+    lines = ["| problem | " + " | ".join(f"{surrogate} < {o}" for o in others) + " |",
+             "|---|" + "---:|" * len(others)]
+    for name, row in table.items():
+        cells = []
+        for other in others:
+            wins, ties, n = row.get(other, (0, 0, 0))
+            if n == 0:
+                cells.append("–")
+            else:
+                cells.append(f"{wins}+{ties}/{n}" if ties else f"{wins}/{n}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def format_summary(table: dict[str, dict], surrogates: Sequence[str] | None = None) -> str:

@@ -230,14 +230,17 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from .bench import format_summary, load_results, summary_table
+    from .bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
     if not Path(args.results).exists():
         raise _UsageError(f"results directory {args.results!r} does not exist")
     records = load_results(args.results)
     if not records:
         raise _UsageError(f"no records in {args.results!r}")
-    print(format_summary(summary_table(records, args.n_calls)))
+    if args.paired is None:
+        print(format_summary(summary_table(records, args.n_calls)))
+    else:
+        print(format_paired(paired_wins(records, args.paired, args.n_calls), args.paired))
     return 0
 
 
@@ -301,6 +304,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summary", help="Markdown table of median final log10 regret")
     p.add_argument("results", help="results directory written by `treebo bench`")
     p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
+    p.add_argument("--paired", metavar="SURROGATE",
+                   help="instead: on how many seeds SURROGATE ends lower than each other one")
     p.set_defaults(func=_cmd_summary)
     return parser
 
