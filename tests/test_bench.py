@@ -256,6 +256,17 @@ def test_summary_table_and_markdown():
     assert "| automl_wine | best value | 1 x 7 | – | **0.0300** |" in text
 
 
+def test_rows_name_the_preset_when_presets_are_mixed():
+    records = [fake_record("branin", "rf", 0, [1.0] * 5 + [0.1]),
+               fake_record("branin", "rf", 0, [1.0] * 5 + [0.01], preset="paper"),
+               fake_record("branin", "bwo", 0, [1.0] * 5 + [0.05], preset="paper")]
+    table = summary_table(records)
+    assert sorted(table) == ["branin (default)", "branin (paper)"]
+    assert table["branin (paper)"]["median"] == {"rf": pytest.approx(-2.0),
+                                                 "bwo": pytest.approx(math.log10(0.05))}
+    assert paired_wins(records, "bwo") == {"branin (paper)": {"rf": (0, 0, 1)}}
+
+
 def test_ties_are_all_marked_best():
     records = [fake_record("branin", s, 0, [1.0] * 5 + [0.0]) for s in ("rf", "ert")]
     assert sorted(summary_table(records)["branin"]["best"]) == ["ert", "rf"]

@@ -832,6 +832,12 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
     return out
 
 
+def _named_rows(curves: list[Curves]) -> list[tuple[str, Curves]]:
+    """Each curve with its table row name: the problem, plus the preset when several are mixed."""
+    several = len({c.preset for c in curves}) > 1
+    return [(f"{c.problem} ({c.preset})" if several else c.problem, c) for c in curves]
+
+
 def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[str, dict]:
     """Median final result per problem and surrogate.
 
@@ -855,10 +861,8 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
         ``"problem (preset)"``.
     """
     curves = regret_curves(records, n_calls)
-    presets = {c.preset for c in curves}
     table: dict[str, dict] = {}
-    for c in curves:
-        name = c.problem if len(presets) == 1 else f"{c.problem} ({c.preset})"
+    for name, c in _named_rows(curves):
         row = table.setdefault(name, {"kind": c.kind, "median": {}, "n_seeds": {},
                                       "n_calls": {}})
         final = c.curves[:, -1]
@@ -908,10 +912,8 @@ def paired_wins(records: Iterable[dict], surrogate: str,
     if not any(c.surrogate == surrogate for c in curves):
         raise ValueError(f"no runs of {surrogate!r}; recorded: "
                          f"{surrogate_order(c.surrogate for c in curves)}")
-    presets = {c.preset for c in curves}
     finals: dict[str, dict[str, dict[int, float]]] = {}
-    for c in curves:
-        name = c.problem if len(presets) == 1 else f"{c.problem} ({c.preset})"
+    for name, c in _named_rows(curves):
         finals.setdefault(name, {})[c.surrogate] = dict(zip(c.seeds, c.curves[:, -1]))
     out: dict[str, dict[str, tuple[int, int, int]]] = {}
     for name, by_surrogate in finals.items():
