@@ -14,8 +14,8 @@ def readme_block(marker: str) -> str:
     return blocks[0]
 
 
-def run_readme_block(marker: str) -> dict:
-    """Run that block; returns its namespace."""
-    namespace: dict = {}
+def run_readme_block(marker: str, namespace: dict | None = None) -> dict:
+    """Run that block, in ``namespace`` if given (names the block expects); returns it."""
+    namespace = {} if namespace is None else namespace
     exec(compile(readme_block(marker), str(README), "exec"), namespace)  # noqa: S102 - our README
     return namespace
