@@ -404,3 +404,18 @@ def test_x0_points_are_evaluated_as_user_trials_with_timings(tmp_path):
 def test_bad_ask_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Optimizer(SPACE_2D).ask(**kwargs)
+
+
+def test_a_trial_does_not_keep_the_candidate_pool_alive():
+    # A trial's encoded point used to be a row view of the 5,000-row pool, so
+    # every model-proposed trial pinned the whole pool (issue 16, item 1).
+    opt = Optimizer([Real(0.0, 1.0)] * 4, "ert", n_initial_points=3, n_candidates=5_000,
+                    surrogate_params={"n_estimators": 5}, random_state=0)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, float(np.sum(np.square(x))))
+    origins = {t.origin for t in opt.trials}
+    assert "model" in origins
+    for trial in opt.trials:
+        owner = trial.x_encoded if trial.x_encoded.base is None else trial.x_encoded.base
+        assert owner.nbytes <= trial.x_encoded.nbytes, (trial.number, trial.origin)

@@ -632,6 +632,9 @@ class Optimizer:
                 if out:
                     break
                 raise
+            # A copy: ``encoded`` may be a row of the candidate pool, and a view
+            # would keep the whole pool (tens of MB) alive for as long as the trial.
+            encoded = encoded.copy()
             trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
                           x_encoded=encoded, origin=origin, fit_time=fit_time,
                           acq_time=acq_time, asked_at=time.time(), seed=seed)
