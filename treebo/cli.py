@@ -73,9 +73,9 @@ def _parse_seeds(tokens: Sequence[str]) -> list[int]:
 
 
 def _expand_problems(names: Sequence[str]) -> list[str]:
-    from .problems import available_problems, problem_groups
+    from .problems import available_problems, problem_suites
 
-    groups = problem_groups()
+    groups = problem_suites()
     out: list[str] = []
     for name in names:
         if name in groups:

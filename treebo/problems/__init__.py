@@ -7,9 +7,14 @@
 >>> get_problem("ising", instance=466, lam=0.01).optimal_value  # doctest: +ELLIPSIS
 0.20106887159...
 
-Families (``problem_family``): ``"continuous"`` (the paper's six functions),
-``"binary"`` (Ising sparsification and contamination control, one instance
-per case seed) and ``"mixed"`` (AutoML on scikit-learn's bundled data sets).
+Families (``problem_family``): ``"continuous"`` (the paper's six functions and
+six more multimodal ones with known optima, ``multimodal.py``), ``"binary"``
+(Ising sparsification and contamination control, one instance per case seed)
+and ``"mixed"`` (AutoML on scikit-learn's bundled data sets).
+
+:func:`problem_groups` gives the paper's problems by family;
+:func:`problem_suites` adds the named selection ``"continuous_all"`` (all twelve
+continuous functions), which ``treebo bench --problems`` accepts as one word.
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from .binary import (
     paper_case_seed,
 )
 from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Rosenbrock
+from .multimodal import Hartmann3, Levy, Rastrigin, Schwefel, Shekel, StyblinskiTang
 
 __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
-           "problem_groups",
+           "problem_groups", "problem_suites",
            "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
+           "Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang",
            "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
            "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS"]
 
@@ -53,6 +60,15 @@ _REGISTRY: dict[str, _Entry] = {
                             "Michalewicz (m = 10), 2-D, [0, pi]^2"),
     "rosenbrock_4": _Entry(lambda: Rosenbrock(4), "continuous",
                            "Rosenbrock, 4-D, [-2.048, 2.048]^4"),
+    "hartmann3": _Entry(Hartmann3, "continuous", "Hartmann, 3-D, [0, 1]^3", in_paper=False),
+    "shekel": _Entry(Shekel, "continuous", "Shekel (m = 10), 4-D, [0, 10]^4", in_paper=False),
+    "levy_6": _Entry(lambda: Levy(6), "continuous", "Levy, 6-D, [-10, 10]^6", in_paper=False),
+    "rastrigin_4": _Entry(lambda: Rastrigin(4), "continuous",
+                          "Rastrigin, 4-D, [-5.12, 5.12]^4", in_paper=False),
+    "schwefel_4": _Entry(lambda: Schwefel(4), "continuous", "Schwefel, 4-D, [-500, 500]^4",
+                         in_paper=False),
+    "styblinski_tang_5": _Entry(lambda: StyblinskiTang(5), "continuous",
+                                "Styblinski-Tang, 5-D, [-5, 5]^5", in_paper=False),
     "ising": _Entry(Ising, "binary",
                     "Ising sparsification, 24 binary; params instance (case seed), lam"),
     "contamination": _Entry(Contamination, "binary",
@@ -94,6 +110,27 @@ def problem_groups() -> dict[str, list[str]]:
         if entry.in_paper:
             groups[entry.family].append(name)
     return groups
+
+
+def problem_suites() -> dict[str, list[str]]:
+    """Named selections of problems: what ``treebo bench --problems`` accepts besides names.
+
+    The three groups of :func:`problem_groups` (the paper's problems by
+    family), then ``"continuous_all"``: every registered continuous problem,
+    the paper's six functions and the six of :mod:`treebo.problems.multimodal`
+    (Hartmann 3-D, Shekel 10, Levy, Rastrigin, Schwefel, Styblinski-Tang).
+
+    Returns
+    -------
+    dict of str to list of str
+        Selection -> problem names in registry order; the keys are
+        ``"continuous"``, ``"binary"``, ``"mixed"`` and ``"continuous_all"``,
+        in that order.
+    """
+    suites = problem_groups()
+    suites["continuous_all"] = [name for name, entry in _REGISTRY.items()
+                                if entry.family == "continuous"]
+    return suites
 
 
 def _check_name(name: str) -> _Entry:
