@@ -177,6 +177,37 @@ def test_grid_resumes_and_adds_only_missing_runs(tmp_path):
     assert longer[0]["x"][:7] == short["x"]
 
 
+_WRITER = """
+import sys
+from pathlib import Path
+from treebo.bench import _append
+out, writer, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    _append(out, {"problem": "p", "writer": writer, "i": i, "pad": str(writer) * 100_000})
+"""
+
+
+def test_concurrent_appends_never_interleave(tmp_path):
+    # Two processes (treebo bench and benchmarks/peers.py, say) append long records to one
+    # file at once: every line must be one whole record. A buffered write of a 100 kB line
+    # goes out in several write() calls, which interleave.
+    import subprocess
+    import sys
+
+    (tmp_path / "p.jsonl").write_text('{"key": "trunc')  # a killed writer's half line
+    n = 60
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(n)])
+             for w in (1, 2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    lines = (tmp_path / "p.jsonl").read_text().splitlines()
+    assert lines[0] == '{"key": "trunc'
+    records = [json.loads(line) for line in lines[1:] if line]
+    assert sorted((r["writer"], r["i"]) for r in records) == [(w, i) for w in (1, 2)
+                                                               for i in range(n)]
+    assert all(r["pad"] == str(r["writer"]) * 100_000 for r in records)
+    assert len(load_results(tmp_path)) == 2 * n
+
+
 def test_grid_in_a_given_process_pool(tmp_path):
     with cf.ProcessPoolExecutor(1) as pool:
         records = run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST,

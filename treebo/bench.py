@@ -497,21 +497,31 @@ def completed_runs(records: Iterable[dict]) -> dict[str, int]:
 
 
 def _append(out: Path, record: dict) -> None:
+    """Append ``record`` as one line to ``<out>/<problem>.jsonl``, safe beside other writers.
+
+    The line goes out in one ``os.write`` on a descriptor opened with
+    ``O_APPEND`` (the kernel puts each write at the end of the file as it is
+    then), so records appended by several processes at once (``treebo bench``
+    and ``benchmarks/peers.py``, say) never interleave. A buffered file object
+    would split a long line into several writes, which could.
+    """
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{record['problem']}.jsonl"
-    # A writer killed mid-line leaves no newline; start on a fresh line so only that
-    # half-written record is lost.
-    fresh_line = True
-    if path.exists() and path.stat().st_size > 0:
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            fresh_line = handle.read(1) == b"\n"
-    with open(path, "a") as handle:
-        if not fresh_line:
-            handle.write("\n")
-        handle.write(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    data = (json.dumps(record, sort_keys=True, allow_nan=False) + "\n").encode()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        # A writer killed mid-line leaves no newline; start on a fresh line so only that
+        # half-written record is lost (two writers may both add one: a blank line, skipped).
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # -- grids -----------------------------------------------------------------------------------
