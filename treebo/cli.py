@@ -99,14 +99,14 @@ def _check_surrogates(names: Sequence[str]) -> list[str]:
 
 # -- subcommands -----------------------------------------------------------------------------
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .problems import available_problems, problem_family, problem_groups, problem_summary
+    from .problems import available_problems, problem_family, problem_suites, problem_summary
     from .surrogates import available_surrogates, surrogate_class
 
     print("problems:")
     for name in available_problems():
         print(f"  {name:<22} {problem_family(name):<11} {problem_summary(name)}")
     print("problem groups (for bench --problems):")
-    for group, names in problem_groups().items():
+    for group, names in problem_suites().items():
         print(f"  {group:<22} {' '.join(names)}")
     print("surrogates:")
     for name in available_surrogates():
@@ -247,7 +247,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 # -- parser ----------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     from .bench import PRESETS
-    from .problems import problem_groups
+    from .problems import problem_suites
 
     parser = argparse.ArgumentParser(
         prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
@@ -275,7 +275,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
                    "preset, out, problem_params, overrides (arguments given here win)")
     p.add_argument("--problems", nargs="+", metavar="NAME",
-                   help=f"problem names or the groups {list(problem_groups())}")
+                   help=f"problem names or the groups {list(problem_suites())}")
     p.add_argument("--surrogates", nargs="+", metavar="NAME",
                    help="surrogate names (default: all)")
     p.add_argument("--seeds", nargs="+", metavar="SEEDS",
