@@ -10,6 +10,7 @@ from treebo import (
     Integer,
     Optimizer,
     Real,
+    Space,
     SpaceExhausted,
     make_surrogate,
     minimize,
@@ -241,7 +242,7 @@ def test_lbfgs_polish_never_returns_a_worse_acquisition_than_the_best_candidate(
     candidates = opt._unseen(opt._candidates(X, z))
     prediction = model.predict_dist(candidates)
     scores = log_expected_improvement(prediction.mean, prediction.std, z.min())
-    polished = opt._polish(model, candidates, scores, z.min())
+    polished = opt._polish(model, candidates, scores, z.min(), X)
     p = model.predict_dist(polished[None, :])
     polished_score = log_expected_improvement(p.mean, p.std, z.min())[0]
     # Measured: the polish raises log-EI from -1.681 to -1.650 here (seeds
@@ -267,6 +268,11 @@ def test_bwo_on_branin_reaches_the_measured_regret_in_100_calls():
     (dict(acq_optimizer="adam"), "acq_optimizer must be"),
     (dict(failure_value="best"), "failure_value must be 'worst' or a finite number"),
     (dict(surrogate_params={"n_trees": 3}), "invalid parameters for surrogate 'bwo'"),
+    (dict(n_jump_candidates=-1), "n_jump_candidates must be an integer >= 0"),
+    (dict(local_center_spacing=-0.1), "local_center_spacing must be a finite number >= 0"),
+    (dict(local_center_spacing=float("nan")), "local_center_spacing must be a finite"),
+    (dict(distance_variance="high"), "distance_variance must be 'auto' or a finite number"),
+    (dict(distance_variance=-1.0), "distance_variance must be 'auto' or a finite number"),
 ])
 def test_bad_optimizer_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -349,13 +355,33 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
 
 
 def test_a_flat_acquisition_falls_back_to_a_random_unseen_point(caplog):
-    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, random_state=0)
+    # Without the exploration variance, constant values leave nothing to score.
+    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, distance_variance=0,
+                    random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)  # constant values: zero variance, no possible improvement
     with caplog.at_level(logging.INFO, logger="treebo"):
         x = opt.ask()
     assert opt.trials[-1].origin == "random" and x not in opt.get_result().x_iters
     assert "the acquisition is flat (ei = -inf on all" in caplog.text
+
+
+def test_with_constant_values_the_exploration_variance_picks_the_farthest_candidate():
+    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, local_search=False,
+                    random_state=0)
+    for x in opt.ask(n_points=3):
+        opt.tell(x, 1.0)
+    seen = opt._seen()
+    x = opt.ask()
+    assert opt.trials[-1].origin == "model"
+    # The surrogate's variance is 0 everywhere, so EI ranks candidates by the
+    # exploration variance alone: the chosen point is (up to the 500
+    # candidates' resolution) as far from the data as any candidate.
+    candidates = Space(SPACE_2D).sample_encoded(4000, np.random.default_rng(1))
+    nearest = np.sqrt(((candidates[:, None, :] - seen[None]) ** 2).sum(-1)).min(1)
+    chosen = np.sqrt(((opt.trials[-1].x_encoded - seen) ** 2).sum(-1)).min()
+    assert chosen > np.quantile(nearest, 0.99), (chosen, np.quantile(nearest, 0.99))
+    assert x not in opt.get_result().x_iters
 
 
 def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):

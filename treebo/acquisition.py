@@ -37,7 +37,10 @@ __all__ = [
     "acquisition_score",
     "ACQUISITIONS",
     "sobol_candidates",
+    "local_centers",
     "local_candidates",
+    "jump_candidates",
+    "distance_variance",
 ]
 
 #: Standard deviations at or below this (standardized units) count as zero:
@@ -259,6 +262,135 @@ def sobol_candidates(n_points: int, n_columns: int, rng: np.random.Generator) ->
         warnings.simplefilter("ignore")
         points = net.gen_samples(n_points, warn=False)
     return np.asarray(points, dtype=float).reshape(n_points, n_columns)
+
+
+def local_centers(X: np.ndarray, values: np.ndarray, n_centers: int,
+                  min_spacing: float = 0.0) -> np.ndarray:
+    """Indices of the best points that are at least ``min_spacing`` apart.
+
+    Walks the points from the best value up and keeps a point when its
+    largest coordinate difference to every point kept so far is at least
+    ``min_spacing``, so the local search refines several basins instead of
+    piling every centre into the incumbent's.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_points, n_columns)
+        Encoded points.
+    values : ndarray of shape (n_points,)
+        Their (transformed) values; lower is better.
+    n_centers : int
+        At most this many indices are returned.
+    min_spacing : float, default 0.0
+        Minimum Chebyshev distance between two centres, in encoded units;
+        0 takes the ``n_centers`` best points.
+
+    Returns
+    -------
+    ndarray of int
+        Indices into ``X``, best first; fewer than ``n_centers`` when not
+        enough points are that far apart.
+    """
+    order = np.argsort(values, kind="stable")
+    if min_spacing <= 0:
+        return order[:n_centers]
+    kept: list[int] = []
+    for i in order:
+        if not kept or np.min(np.max(np.abs(X[kept] - X[i]), axis=1)) >= min_spacing:
+            kept.append(int(i))
+            if len(kept) == n_centers:
+                break
+    return np.array(kept, dtype=int)
+
+
+def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Neighbours that redraw one dimension of their centre over its whole range.
+
+    Each neighbour keeps every dimension of its centre but one, chosen at
+    random, which takes a uniformly random value of the dimension (another
+    category for a categorical, the other value for a binary). A Gaussian
+    step (:func:`local_candidates`) cannot carry one coordinate from its
+    well into a distant one while the others stay put; a jump can, which is
+    what an objective that is a sum of one-dimensional terms needs when one
+    coordinate sits in the wrong well.
+
+    Parameters
+    ----------
+    space : Space
+    centers : ndarray of shape (n_centers, n_columns)
+        Encoded points.
+    n_per_center : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_centers * n_per_center, n_columns)
+        Snapped, not de-duplicated.
+    """
+    centers = np.atleast_2d(np.asarray(centers, dtype=float))
+    n = centers.shape[0] * n_per_center
+    if n == 0:
+        return np.empty((0, space.n_columns))
+    X = np.repeat(centers, n_per_center, axis=0)
+    redrawn = rng.integers(space.n_dims, size=n)
+    for j, dim in enumerate(space.dimensions):
+        cols = space.columns_of(j)
+        rows = np.flatnonzero(redrawn == j)
+        if rows.size == 0:
+            continue
+        if isinstance(dim, Binary):
+            X[rows, cols.start] = 1.0 - X[rows, cols.start]
+        elif isinstance(dim, Categorical) and dim.n_columns > 1:
+            current = np.argmax(X[rows, cols], axis=1)
+            shift = rng.integers(1, dim.n_columns, size=rows.size)
+            block = np.zeros((rows.size, dim.n_columns))
+            block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
+            X[rows, cols] = block
+        elif isinstance(dim, (Real, Integer)):
+            X[rows, cols.start] = rng.random(rows.size)
+    return space.snap(X)
+
+
+def distance_variance(candidates: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Exploration variance that grows with the distance to the nearest data point.
+
+    ``1 - exp(-d^2 / (2 l^2))``, with ``d`` the Euclidean distance (encoded
+    units) from a candidate to its nearest row of ``X`` and ``l`` the median
+    distance from a row of ``X`` to its nearest other row: 0 at a data
+    point, about 0.4 at the data's typical spacing, close to 1 beyond a few
+    spacings. The optimizer adds it, times ``distance_variance``, to a tree
+    surrogate's predictive variance (on the standardized targets), whose
+    own variance does not grow away from the data.
+
+    When ``X`` has fewer than two distinct rows, ``l`` is the mean
+    nearest-neighbour distance of ``len(X)`` uniformly random points in the
+    unit cube of the same dimension.
+
+    Parameters
+    ----------
+    candidates : ndarray of shape (n_candidates, n_columns)
+    X : ndarray of shape (n_points, n_columns)
+        Evaluated (and pending) encoded points, ``n_points >= 1``.
+
+    Returns
+    -------
+    ndarray of shape (n_candidates,)
+        Values in ``[0, 1)``.
+    """
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(X)
+    distance, _ = tree.query(candidates, k=1)
+    spacing = 0.0
+    if len(X) > 1:
+        neighbour, _ = tree.query(X, k=2)
+        spacing = float(np.median(neighbour[:, 1]))
+    if not spacing > 0:
+        n, dim = X.shape
+        ball = math.pi ** (dim / 2) / math.gamma(dim / 2 + 1)
+        spacing = math.gamma(1 + 1 / dim) / (n * ball) ** (1 / dim)
+    return -np.expm1(-0.5 * (distance / spacing) ** 2)
 
 
 def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,

@@ -207,11 +207,31 @@ class Optimizer:
         Sobol candidates scored per iteration. Discrete spaces with at most
         this many points are scored exhaustively instead.
     local_search : bool, default True
-        Add neighbours of the best evaluated points to the candidates
-        (``n_local_candidates`` in all, spread over the ``n_local_centers``
-        best points; see :func:`~treebo.acquisition.local_candidates`).
+        Add neighbours of the best evaluated points to the candidates:
+        ``n_local_candidates`` Gaussian steps
+        (:func:`~treebo.acquisition.local_candidates`) and
+        ``n_jump_candidates`` one-dimension jumps
+        (:func:`~treebo.acquisition.jump_candidates`), spread over up to
+        ``n_local_centers`` centres: the best points that are at least
+        ``local_center_spacing`` apart (:func:`~treebo.acquisition.local_centers`).
     n_local_candidates : int, default 5_000
+    n_jump_candidates : int, default 2_000
     n_local_centers : int, default 5
+    local_center_spacing : float, default 0.1
+        Minimum largest-coordinate difference between two local-search
+        centres, in encoded units (the unit cube); 0 takes the
+        ``n_local_centers`` best points, however close together.
+    distance_variance : "auto" or float, default "auto"
+        Weight of an exploration variance added to the surrogate's predictive
+        variance before the acquisition: the weight times
+        :func:`~treebo.acquisition.distance_variance`, which grows from 0 at
+        an evaluated or pending point to 1 (the standardized targets'
+        variance) a few data spacings away. A tree ensemble's own variance
+        does not grow away from the data, so without it the acquisition
+        keeps refining the first basin found (see docs/design.md,
+        "Exploration"). ``"auto"`` is 1.0 for every surrogate but smooth ones
+        (the GP, whose posterior variance already grows away from the data),
+        where it is 0; 0 turns it off.
     acq_optimizer : {"auto", "sampling", "lbfgs"}, default "auto"
         ``"sampling"`` takes the best candidate; ``"lbfgs"`` also polishes the
         best candidates' real-valued coordinates with L-BFGS-B (useful only
@@ -267,7 +287,9 @@ class Optimizer:
                  acquisition: str = "ei", *, n_initial_points: int = 5,
                  initial_design: str = "sobol", n_candidates: int = 50_000,
                  local_search: bool = True, n_local_candidates: int = 5_000,
-                 n_local_centers: int = 5, acq_optimizer: str = "auto",
+                 n_jump_candidates: int = 2_000, n_local_centers: int = 5,
+                 local_center_spacing: float = 0.1,
+                 distance_variance: str | float = "auto", acq_optimizer: str = "auto",
                  surrogate_params: dict | None = None, acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
                  random_state: Any = None,
@@ -295,7 +317,17 @@ class Optimizer:
         self.n_candidates = check_int(n_candidates, "n_candidates")
         self.local_search = bool(local_search)
         self.n_local_candidates = check_int(n_local_candidates, "n_local_candidates", 0)
+        self.n_jump_candidates = check_int(n_jump_candidates, "n_jump_candidates", 0)
         self.n_local_centers = check_int(n_local_centers, "n_local_centers")
+        self.local_center_spacing = _check_nonnegative(local_center_spacing,
+                                                       "local_center_spacing")
+        if distance_variance != "auto":
+            try:
+                distance_variance = _check_nonnegative(distance_variance, "distance_variance")
+            except ValueError:
+                raise ValueError("distance_variance must be 'auto' or a finite number >= 0, "
+                                 f"got {distance_variance!r}") from None
+        self.distance_variance = distance_variance
         if acq_optimizer not in ("auto", "sampling", "lbfgs"):
             raise ValueError("acq_optimizer must be 'auto', 'sampling' or 'lbfgs', got "
                              f"{acq_optimizer!r}")
@@ -538,6 +570,9 @@ class Optimizer:
             "local_search": self.local_search,
             "n_local_candidates": self.n_local_candidates,
             "n_local_centers": self.n_local_centers,
+            "n_jump_candidates": self.n_jump_candidates,
+            "local_center_spacing": self.local_center_spacing,
+            "distance_variance": self.distance_variance,
             "acq_optimizer": self.acq_optimizer,
             "failure_value": self.failure_value,
             "y_transform": self.y_transform,
@@ -720,10 +755,7 @@ class Optimizer:
             logger.info("every candidate has been evaluated or is pending; proposing a random "
                         "unseen point")
             return self._random_unseen(), "random", fit_time, time.perf_counter() - start + extra
-        prediction = model.predict_dist(batch.pool)
-        scores = acq.acquisition_score(self.acquisition, prediction.mean, prediction.std, best,
-                                       **self.acquisition_params)
-        scores = np.where(np.isnan(scores), -np.inf, scores)
+        scores = self._score(model, batch.pool, X, best)
         top = scores.max()
         if top == -np.inf or (len(scores) > 1 and top == scores.min()):
             logger.info("the acquisition is flat (%s = %g on all %d candidates); proposing a "
@@ -733,7 +765,7 @@ class Optimizer:
         else:
             chosen = batch.pool[self._argmax(scores)]
             if self._use_lbfgs(model):
-                chosen = self._polish(model, batch.pool, scores, best)
+                chosen = self._polish(model, batch.pool, scores, best, X)
             origin = "model"
         # Later points of the batch must differ from this one.
         batch.pool = batch.pool[~acq.rows_in(batch.pool, chosen[None, :], self._hash_weights)]
@@ -745,12 +777,37 @@ class Optimizer:
             return space.grid()
         parts = [space.snap(acq.sobol_candidates(self.n_candidates, space.n_columns,
                                                  self._acq_rng))]
-        if self.local_search and self.n_local_candidates > 0:
-            order = np.argsort(z_complete, kind="stable")[: self.n_local_centers]
-            per_center = max(1, self.n_local_candidates // len(order))
-            parts.append(acq.local_candidates(space, X_complete[order], per_center,
-                                              self._acq_rng))
+        if self.local_search:
+            centers = X_complete[acq.local_centers(X_complete, z_complete, self.n_local_centers,
+                                                   self.local_center_spacing)]
+            if self.n_local_candidates > 0:
+                per_center = max(1, self.n_local_candidates // len(centers))
+                parts.append(acq.local_candidates(space, centers, per_center, self._acq_rng))
+            if self.n_jump_candidates > 0:
+                per_center = max(1, self.n_jump_candidates // len(centers))
+                parts.append(acq.jump_candidates(space, centers, per_center, self._acq_rng))
         return np.vstack(parts)
+
+    def _distance_weight(self) -> float:
+        if self.distance_variance != "auto":
+            return float(self.distance_variance)
+        return 0.0 if getattr(self._surrogate, "_smooth", False) else 1.0
+
+    def _score(self, model: Surrogate, candidates: np.ndarray, X: np.ndarray,
+               best: float) -> np.ndarray:
+        """Acquisition scores of ``candidates`` (higher is better; NaN becomes -inf).
+
+        ``X`` holds the encoded points the model was fitted on (told and
+        pending); the exploration variance grows with the distance to them.
+        """
+        prediction = model.predict_dist(candidates)
+        variance = prediction.variance
+        weight = self._distance_weight()
+        if weight > 0:
+            variance = variance + weight * acq.distance_variance(candidates, X)
+        scores = acq.acquisition_score(self.acquisition, prediction.mean, np.sqrt(variance),
+                                       best, **self.acquisition_params)
+        return np.where(np.isnan(scores), -np.inf, scores)
 
     def _argmax(self, scores: np.ndarray) -> int:
         ties = np.flatnonzero(scores == scores.max())
@@ -763,7 +820,7 @@ class Optimizer:
         return self.acq_optimizer == "lbfgs" or getattr(model, "_smooth", False)
 
     def _polish(self, model: Surrogate, candidates: np.ndarray, scores: np.ndarray,
-                best: float, n_starts: int = 5) -> np.ndarray:
+                best: float, X: np.ndarray, n_starts: int = 5) -> np.ndarray:
         """Refine the best candidates' real coordinates with L-BFGS-B on the score."""
         real_cols = np.concatenate([np.arange(self.space.columns_of(j).start,
                                               self.space.columns_of(j).stop)
@@ -772,18 +829,16 @@ class Optimizer:
         starts = candidates[np.argsort(-scores, kind="stable")[:n_starts]]
         step = 1e-6
 
-        def score(X: np.ndarray) -> np.ndarray:
-            prediction = model.predict_dist(X)
-            return acq.acquisition_score(self.acquisition, prediction.mean, prediction.std,
-                                         best, **self.acquisition_params)
+        def score(points: np.ndarray) -> np.ndarray:
+            return self._score(model, points, X, best)
 
         def objective(u: np.ndarray, base: np.ndarray) -> tuple[float, np.ndarray]:
             # One batched prediction gives the value and a forward-difference gradient.
-            X = np.repeat(base[None, :], len(u) + 1, axis=0)
-            X[:, real_cols] = u
+            points = np.repeat(base[None, :], len(u) + 1, axis=0)
+            points[:, real_cols] = u
             direction = np.where(u + step <= 1.0, step, -step)
-            X[np.arange(1, len(u) + 1), real_cols] = u + direction
-            s = score(X)
+            points[np.arange(1, len(u) + 1), real_cols] = u + direction
+            s = score(points)
             s = np.where(np.isfinite(s), s, -1e300)
             return -s[0], -(s[1:] - s[0]) / direction
 
@@ -845,6 +900,13 @@ def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
     return (values - values.mean()) / (scale if scale > 0 else 1.0)
 
 
+def _check_nonnegative(value: Any, name: str) -> float:
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not math.isfinite(value) or value < 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def _same_point(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)
@@ -873,6 +935,9 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
              surrogate: str | Surrogate = "bwo", acquisition: str = "ei",
              n_initial_points: int = 5, initial_design: str = "sobol",
              n_candidates: int = 50_000, local_search: bool = True,
+             n_local_candidates: int = 5_000, n_jump_candidates: int = 2_000,
+             n_local_centers: int = 5, local_center_spacing: float = 0.1,
+             distance_variance: str | float = "auto",
              acq_optimizer: str = "auto", surrogate_params: dict | None = None,
              acquisition_params: dict | None = None, failure_value: str | float = "worst",
              y_transform: str = "auto", x0: Sequence[Any] | None = None,
@@ -900,8 +965,9 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         a ``storage`` that already holds a study, the evaluations recorded
         there count: a resumed run makes only the missing ones.
     surrogate, acquisition, n_initial_points, initial_design, n_candidates, local_search, \
-acq_optimizer, surrogate_params, acquisition_params, failure_value, y_transform, \
-random_state, storage, resume_pending
+n_local_candidates, n_jump_candidates, n_local_centers, local_center_spacing, \
+distance_variance, acq_optimizer, surrogate_params, acquisition_params, failure_value, \
+y_transform, random_state, storage, resume_pending
         As for :class:`Optimizer`.
     x0 : list of points, optional
         Points to evaluate (or, with ``y0``, to tell) before anything else.
@@ -962,7 +1028,10 @@ random_state, storage, resume_pending
     resolve_executor(n_jobs, executor, timeout, dry_run=True)
     optimizer = Optimizer(dimensions, surrogate, acquisition, n_initial_points=n_initial_points,
                           initial_design=initial_design, n_candidates=n_candidates,
-                          local_search=local_search, acq_optimizer=acq_optimizer,
+                          local_search=local_search, n_local_candidates=n_local_candidates,
+                          n_jump_candidates=n_jump_candidates, n_local_centers=n_local_centers,
+                          local_center_spacing=local_center_spacing,
+                          distance_variance=distance_variance, acq_optimizer=acq_optimizer,
                           surrogate_params=surrogate_params,
                           acquisition_params=acquisition_params, failure_value=failure_value,
                           y_transform=y_transform, random_state=random_state, storage=storage,
