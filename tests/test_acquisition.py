@@ -8,8 +8,11 @@ from scipy import integrate, stats
 from treebo.acquisition import (
     MIN_STD,
     acquisition_score,
+    distance_variance,
     expected_improvement,
+    jump_candidates,
     local_candidates,
+    local_centers,
     log_expected_improvement,
     lower_confidence_bound,
     probability_of_improvement,
@@ -122,6 +125,55 @@ def test_local_candidates_move_each_kind_of_dimension_the_right_way():
     assert {p[3] for p in points} == {"a", "b", "c"}
     steps = np.abs(np.array([p[0] for p in points]) - 0.5)
     assert np.median(steps[steps > 0]) < 0.1
+
+
+def test_jump_candidates_redraw_exactly_one_dimension_over_its_whole_range():
+    space = Space([Real(0, 1), Real(0, 1), Integer(0, 9), Binary(), Categorical(["a", "b", "c"])])
+    center = space.encode([[0.2, 0.9, 4, 0, "b"]])
+    X = jump_candidates(space, center, 6000, np.random.default_rng(0))
+    assert X.shape == (6000, space.n_columns)
+    np.testing.assert_array_equal(space.snap(X), X)
+    points = space.decode(X)
+    original = [0.2, 0.9, 4, 0, "b"]
+    n_changed = np.array([sum(p[j] != original[j] for j in range(5)) for p in points])
+    # One dimension is redrawn; a redrawn integer can land on its old value.
+    assert set(np.unique(n_changed)) == {0, 1} and np.mean(n_changed == 1) > 0.97
+    first = np.array([p[0] for p in points if p[0] != 0.2])
+    # The redrawn real is uniform on the whole interval (a Gaussian step would
+    # stay near 0.2): Kolmogorov-Smirnov against U(0, 1).
+    assert len(first) > 1000 and stats.kstest(first, "uniform").pvalue > 1e-3
+    assert first.max() > 0.95
+    assert {p[3] for p in points} == {0, 1} and {p[4] for p in points} == {"a", "b", "c"}
+
+
+def test_local_centers_are_the_best_points_at_least_the_spacing_apart():
+    X = np.array([[0.50, 0.50], [0.52, 0.50], [0.90, 0.10], [0.55, 0.45], [0.10, 0.90]])
+    values = np.array([0.0, 0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_array_equal(local_centers(X, values, 3), [0, 1, 2])
+    np.testing.assert_array_equal(local_centers(X, values, 3, min_spacing=0.1), [0, 2, 4])
+    # Chebyshev distance: 0.4 from the best point to each of the two far ones.
+    np.testing.assert_array_equal(local_centers(X, values, 5, min_spacing=0.4), [0, 2, 4])
+    # Fewer centres when too few points are that far apart.
+    np.testing.assert_array_equal(local_centers(X, values, 5, min_spacing=0.45), [0])
+
+
+def test_distance_variance_is_zero_at_the_data_and_grows_to_one_with_distance():
+    rng = np.random.default_rng(0)
+    X = rng.random((20, 3))
+    np.testing.assert_array_equal(distance_variance(X, X), 0.0)
+    candidates = rng.random((500, 3)) * 3.0 - 1.0  # inside and far outside the cube
+    # Brute force: distances to every data point, and the median nearest-neighbour spacing.
+    pairwise = np.sqrt(((candidates[:, None, :] - X[None]) ** 2).sum(-1))
+    between = np.sqrt(((X[:, None, :] - X[None]) ** 2).sum(-1)) + np.diag(np.full(20, np.inf))
+    spacing = np.median(between.min(1))
+    expected = 1.0 - np.exp(-0.5 * (pairwise.min(1) / spacing) ** 2)
+    np.testing.assert_allclose(distance_variance(candidates, X), expected, rtol=1e-12,
+                               atol=1e-15)
+    assert expected.max() > 0.999 and expected.min() < 0.5
+    # With a single point, the spacing of that many uniformly random points is used.
+    single = distance_variance(np.array([[0.5, 0.5, 0.5], [0.5, 0.5, 0.6]]),
+                               np.array([[0.5, 0.5, 0.5]]))
+    assert single[0] == 0 and 0 < single[1] < 1
 
 
 def test_row_bookkeeping_is_exact():
