@@ -50,7 +50,7 @@ not report the fit apart), ``eval_time`` the objective's time.
 
 Runs whose key is already in ``--out`` with at least ``n_calls`` evaluations
 are skipped, so an interrupted grid resumes. Records are appended with
-:func:`treebo.bench._append` (one ``O_APPEND`` write each), so ``treebo
+:func:`treebo.bench.append_record` (one ``O_APPEND`` write each), so ``treebo
 bench`` may write to the same directory at the same time.
 """
 
@@ -80,12 +80,12 @@ from treebo.bench import (
     N_INITIAL,
     SCHEMA_VERSION,
     RunSpec,
-    _append,
-    _jsonable,
+    append_record,
     build_problem,
     completed_runs,
     default_n_calls,
     load_results,
+    to_jsonable,
     versions,
 )
 from treebo.problems import Problem, problem_family
@@ -471,7 +471,7 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     f_star = instance.optimal_value
     regret = None if f_star is None else [None if b is None else b - f_star
                                           for b in best_so_far]
-    return _jsonable({
+    return to_jsonable({
         "schema": SCHEMA_VERSION,
         "key": spec.key(),
         "problem": problem,
@@ -560,13 +560,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every missing (peer, problem, seed) run, peers outermost; 0 if all ran."""
-    from treebo.cli import _expand_problems, _parse_seeds, _UsageError
+    from treebo.bench import parse_seeds
+    from treebo.problems import select_problems
 
     args = _parser().parse_args(argv)
     try:
-        problems = _expand_problems(args.problems)
-        seeds = _parse_seeds(args.seeds)
-    except _UsageError as error:
+        problems = select_problems(args.problems)
+        seeds = parse_seeds(args.seeds)
+    except ValueError as error:
         print(f"peers: {error}", file=sys.stderr)
         return 2
     unknown = [p for p in args.peers if p not in PEERS]
@@ -612,7 +613,7 @@ def _run_all(peers: list[str], problems: list[str], seeds: list[int], n_calls_ar
                           f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
                     status = 1
                     continue
-                _append(out, record)
+                append_record(out, record)
                 done[key] = record["n_evaluated"]
                 print(_describe(record), flush=True)
     if skipped:

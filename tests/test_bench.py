@@ -180,14 +180,14 @@ def test_grid_resumes_and_adds_only_missing_runs(tmp_path):
 _WRITER = """
 import sys
 from pathlib import Path
-from treebo.bench import _append
+from treebo.bench import append_record
 out, writer, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for i in range(n):
-    _append(out, {"problem": "p", "writer": writer, "i": i, "pad": str(writer) * 100_000})
+    append_record(out, {"problem": "p", "writer": writer, "i": i, "pad": str(writer) * 100_000})
 """
 
 
-def test_concurrent_appends_never_interleave(tmp_path):
+def test_concurrentappend_records_never_interleave(tmp_path):
     # Two processes (treebo bench and benchmarks/peers.py, say) append long records to one
     # file at once: every line must be one whole record. A buffered write of a 100 kB line
     # goes out in several write() calls, which interleave.

@@ -16,7 +16,7 @@ import pytest
 from treebo import Optimizer
 from treebo.bench import (
     RunSpec,
-    _append,
+    append_record,
     build_problem,
     completed_runs,
     format_summary,
@@ -102,7 +102,8 @@ def test_command_line_resumes_and_summary_shows_peers_after_treebo(tmp_path, cap
     assert completed_runs(records)[key] == 7
     # treebo's own runs in the same directory: peers come after treebo's surrogates.
     for seed in (0, 1):
-        _append(out, run_one(RunSpec("branin", "rf", seed, 7, overrides={"n_candidates": 256})))
+        spec = RunSpec("branin", "rf", seed, 7, overrides={"n_candidates": 256})
+        append_record(out, run_one(spec))
     table = summary_table(load_results(out))
     assert table["branin"]["n_seeds"] == {"rf": 2, "random": 2}
     header = format_summary(table).splitlines()[0]

@@ -77,6 +77,7 @@ from .problems import Problem, get_problem, paper_case_seed, problem_family
 from .space import Binary, Categorical, Integer, Real, Space
 
 __all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_results",
+           "append_record", "to_jsonable", "parse_seeds",
            "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
            "paired_wins", "format_paired",
            "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",
@@ -292,11 +293,15 @@ _OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
                 "n_local_centers", "local_center_spacing", "distance_variance"}
 
 
-def _jsonable(value: Any) -> Any:
+def to_jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers, tuples as lists, non-finite floats as None.
+
+    Anything else that JSON cannot hold becomes its ``repr``.
+    """
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [to_jsonable(v) for v in value]
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating, float)):
@@ -400,7 +405,7 @@ def run_one(spec: RunSpec, callback: Callable | None = None) -> dict:
         regret = [None if b is None else b - f_star for b in best_so_far]
     recorded = {k: v for k, v in settings.items() if k != "x0"}
     recorded["x0"] = "paper_initial_design" if "x0" in settings else None
-    return _jsonable({
+    return to_jsonable({
         "schema": SCHEMA_VERSION,
         "key": spec.key(),
         "problem": spec.problem,
@@ -497,7 +502,7 @@ def completed_runs(records: Iterable[dict]) -> dict[str, int]:
     return done
 
 
-def _append(out: Path, record: dict) -> None:
+def append_record(out: Path, record: dict) -> None:
     """Append ``record`` as one line to ``<out>/<problem>.jsonl``, safe beside other writers.
 
     The line goes out in one ``os.write`` on a descriptor opened with
@@ -526,6 +531,42 @@ def _append(out: Path, record: dict) -> None:
 
 
 # -- grids -----------------------------------------------------------------------------------
+def parse_seeds(tokens: Sequence[str | int]) -> list[int]:
+    """Seeds from integers and ranges such as ``"0-4"`` or ``"1,3,5"``.
+
+    Parameters
+    ----------
+    tokens : sequence of str or int
+
+    Returns
+    -------
+    list of int
+        Non-negative seeds, each once, in the order given.
+
+    Raises
+    ------
+    ValueError
+        For anything but non-negative integers and increasing ranges.
+    """
+    seeds: list[int] = []
+    for token in tokens:
+        for part in str(token).split(","):
+            try:
+                if "-" in part:
+                    low, high = (int(v) for v in part.split("-", 1))
+                    if high < low:
+                        raise ValueError
+                    seeds.extend(range(low, high + 1))
+                elif part:
+                    seeds.append(int(part))
+            except ValueError:
+                raise ValueError(f"--seeds takes integers and ranges like 0-4, got {token!r}"
+                                 ) from None
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"--seeds must give non-negative integers, got {list(tokens)!r}")
+    return list(dict.fromkeys(seeds))
+
+
 def _as_list(value: str | Sequence[Any], name: str) -> list:
     items = [value] if isinstance(value, (str, int)) else list(value)
     if not items:
@@ -656,7 +697,7 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
 
     def finish(spec: RunSpec, record: dict | None, error: BaseException | None) -> None:
         if error is None and record is not None:
-            _append(out, record)
+            append_record(out, record)
             records.append(record)
             shown = record["regret"][-1] if record["regret"] else record["best_so_far"][-1]
             status = f"{spec.problem}/{spec.surrogate}/{spec.seed}"

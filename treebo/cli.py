@@ -53,39 +53,21 @@ def _parse_params(items: Sequence[str] | None, per_problem: bool) -> dict:
 
 
 def _parse_seeds(tokens: Sequence[str]) -> list[int]:
-    seeds: list[int] = []
-    for token in tokens:
-        for part in str(token).split(","):
-            try:
-                if "-" in part:
-                    low, high = (int(v) for v in part.split("-", 1))
-                    if high < low:
-                        raise ValueError
-                    seeds.extend(range(low, high + 1))
-                elif part:
-                    seeds.append(int(part))
-            except ValueError:
-                raise _UsageError(f"--seeds takes integers and ranges like 0-4, got {token!r}"
-                                  ) from None
-    if not seeds or min(seeds) < 0:
-        raise _UsageError(f"--seeds must give non-negative integers, got {list(tokens)!r}")
-    return list(dict.fromkeys(seeds))
+    from .bench import parse_seeds
+
+    try:
+        return parse_seeds(tokens)
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
 
 
 def _expand_problems(names: Sequence[str]) -> list[str]:
-    from .problems import available_problems, problem_suites
+    from .problems import select_problems
 
-    groups = problem_suites()
-    out: list[str] = []
-    for name in names:
-        if name in groups:
-            out.extend(groups[name])
-        elif name in available_problems():
-            out.append(name)
-        else:
-            raise _UsageError(f"unknown problem {name!r}; choose from {available_problems()} or "
-                              f"the groups {list(groups)}")
-    return list(dict.fromkeys(out))
+    try:
+        return select_problems(list(names))
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
 
 
 def _check_surrogates(names: Sequence[str]) -> list[str]:
@@ -120,7 +102,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
     from ._progress import ProgressBar
-    from .bench import RunSpec, _append, run_one
+    from .bench import RunSpec, append_record, run_one
     from .problems import available_problems, get_problem
 
     if args.problem not in available_problems():
@@ -158,7 +140,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     print(f"time: {record['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
     if args.out:
         out = Path(args.out)
-        _append(out, record)
+        append_record(out, record)
         print(f"record appended to {out / (record['problem'] + '.jsonl')}")
     return 0
 

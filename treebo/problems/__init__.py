@@ -36,7 +36,7 @@ from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Ros
 from .multimodal import Hartmann3, Levy, Rastrigin, Schwefel, Shekel, StyblinskiTang
 
 __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
-           "problem_groups", "problem_suites",
+           "problem_groups", "problem_suites", "select_problems",
            "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
            "Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang",
            "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
@@ -131,6 +131,38 @@ def problem_suites() -> dict[str, list[str]]:
     suites["continuous_all"] = [name for name, entry in _REGISTRY.items()
                                 if entry.family == "continuous"]
     return suites
+
+
+def select_problems(names: list[str] | tuple[str, ...]) -> list[str]:
+    """Problem names from names and suite words (``"continuous"``, ``"continuous_all"``, ...).
+
+    Parameters
+    ----------
+    names : sequence of str
+        Registered problem names or keys of :func:`problem_suites`.
+
+    Returns
+    -------
+    list of str
+        The problems, suites expanded in registry order, each name once, in
+        the order first given.
+
+    Raises
+    ------
+    ValueError
+        For a name that is neither a problem nor a suite; the message lists both.
+    """
+    suites = problem_suites()
+    out: list[str] = []
+    for name in names:
+        if name in suites:
+            out.extend(suites[name])
+        elif name in _REGISTRY:
+            out.append(name)
+        else:
+            raise ValueError(f"unknown problem {name!r}; choose from {available_problems()} or "
+                             f"the groups {list(suites)}")
+    return list(dict.fromkeys(out))
 
 
 def _check_name(name: str) -> _Entry:
