@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from treebo.cli import _expand_problems, main
+from treebo.cli import main
 from treebo.problems import (
     available_problems,
     get_problem,
@@ -15,6 +15,7 @@ from treebo.problems import (
     problem_groups,
     problem_suites,
     problem_summary,
+    select_problems,
 )
 
 NEW = ["hartmann3", "shekel", "levy_6", "rastrigin_4", "schwefel_4", "styblinski_tang_5"]
@@ -229,8 +230,8 @@ def test_continuous_all_is_the_twelve_continuous_functions():
     assert list(suites) == ["continuous", "binary", "mixed", "continuous_all"]
     assert {k: v for k, v in suites.items() if k != "continuous_all"} == problem_groups()
     assert suites["continuous_all"] == PAPER + NEW
-    assert _expand_problems(["continuous_all"]) == PAPER + NEW
-    assert _expand_problems(["branin", "continuous_all", "binary"]) == \
+    assert select_problems(["continuous_all"]) == PAPER + NEW
+    assert select_problems(["branin", "continuous_all", "binary"]) == \
         ["branin"] + [n for n in PAPER + NEW if n != "branin"] + ["ising", "contamination"]
 
 
