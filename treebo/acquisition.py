@@ -352,26 +352,29 @@ def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     return space.snap(X)
 
 
-def distance_variance(candidates: np.ndarray, X: np.ndarray) -> np.ndarray:
+def distance_variance(candidates: np.ndarray, X: np.ndarray,
+                      length: float | None = None) -> np.ndarray:
     """Exploration variance that grows with the distance to the nearest data point.
 
     ``1 - exp(-d^2 / (2 l^2))``, with ``d`` the Euclidean distance (encoded
-    units) from a candidate to its nearest row of ``X`` and ``l`` the median
-    distance from a row of ``X`` to its nearest other row: 0 at a data
-    point, about 0.4 at the data's typical spacing, close to 1 beyond a few
-    spacings. The optimizer adds it, times ``distance_variance``, to a tree
-    surrogate's predictive variance (on the standardized targets), whose
-    own variance does not grow away from the data.
+    units) from a candidate to its nearest row of ``X``: 0 at a data point,
+    about 0.4 at distance ``l``, close to 1 beyond a few ``l``. By default
+    ``l`` is the median distance from a row of ``X`` to its nearest other
+    row (the data's typical spacing). The optimizer adds it to a tree
+    surrogate's predictive variance (on the standardized targets), whose own
+    variance does not grow away from the data.
 
-    When ``X`` has fewer than two distinct rows, ``l`` is the mean
-    nearest-neighbour distance of ``len(X)`` uniformly random points in the
-    unit cube of the same dimension.
+    When ``X`` has fewer than two distinct rows, the default ``l`` is the
+    mean nearest-neighbour distance of ``len(X)`` uniformly random points in
+    the unit cube of the same dimension.
 
     Parameters
     ----------
     candidates : ndarray of shape (n_candidates, n_columns)
     X : ndarray of shape (n_points, n_columns)
         Evaluated (and pending) encoded points, ``n_points >= 1``.
+    length : float, optional
+        A fixed ``l`` (encoded units) instead of the data's spacing.
 
     Returns
     -------
@@ -382,6 +385,8 @@ def distance_variance(candidates: np.ndarray, X: np.ndarray) -> np.ndarray:
 
     tree = cKDTree(X)
     distance, _ = tree.query(candidates, k=1)
+    if length is not None:
+        return -np.expm1(-0.5 * (distance / length) ** 2)
     spacing = 0.0
     if len(X) > 1:
         neighbour, _ = tree.query(X, k=2)

@@ -290,7 +290,8 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
 _OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
                 "surrogate_params", "acquisition", "acquisition_params", "initial_design",
                 "n_initial_points", "n_local_candidates", "n_jump_candidates",
-                "n_local_centers", "local_center_spacing", "distance_variance"}
+                "n_local_centers", "local_center_spacing", "distance_variance",
+                "explore_every", "explore_length"}
 
 
 def to_jsonable(value: Any) -> Any:

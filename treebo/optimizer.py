@@ -232,6 +232,23 @@ class Optimizer:
         "Exploration"). ``"auto"`` is 1.0 for every surrogate but smooth ones
         (the GP, whose posterior variance already grows away from the data),
         where it is 0; 0 turns it off.
+    explore_every : "auto" or int, default "auto"
+        Every ``explore_every``-th model-based proposal is an exploration
+        step: the surrogate is fitted on plainly standardized targets, and its
+        prediction at a candidate is blended with the targets' prior (mean 0,
+        variance 1) by the weight
+        ``distance_variance(candidates, X, length=explore_length * sqrt(C))``
+        (``C`` encoded columns), as a stationary GP's posterior reverts to its
+        prior away from the data. Far regions then count as "average and
+        unknown" instead of "like the nearest evaluated point", which is what
+        lets the search leave a basin whose surroundings look worse. The
+        other proposals refine on the log-scaled targets. ``"auto"`` is 4 for
+        every surrogate but smooth ones (0 there); 0 turns exploration steps
+        off.
+    explore_length : float, default 0.1
+        Length scale of the exploration steps' prior, in encoded units per
+        square root of the number of encoded columns (a length scale that
+        grows as ``sqrt(D)``, as GP length-scale priors do in many dimensions).
     acq_optimizer : {"auto", "sampling", "lbfgs"}, default "auto"
         ``"sampling"`` takes the best candidate; ``"lbfgs"`` also polishes the
         best candidates' real-valued coordinates with L-BFGS-B (useful only
@@ -289,7 +306,8 @@ class Optimizer:
                  local_search: bool = True, n_local_candidates: int = 5_000,
                  n_jump_candidates: int = 2_000, n_local_centers: int = 5,
                  local_center_spacing: float = 0.1,
-                 distance_variance: str | float = "auto", acq_optimizer: str = "auto",
+                 distance_variance: str | float = "auto", explore_every: str | int = "auto",
+                 explore_length: float = 0.1, acq_optimizer: str = "auto",
                  surrogate_params: dict | None = None, acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
                  random_state: Any = None,
@@ -328,6 +346,16 @@ class Optimizer:
                 raise ValueError("distance_variance must be 'auto' or a finite number >= 0, "
                                  f"got {distance_variance!r}") from None
         self.distance_variance = distance_variance
+        if explore_every != "auto":
+            try:
+                explore_every = check_int(explore_every, "explore_every", 0)
+            except ValueError:
+                raise ValueError("explore_every must be 'auto' or an integer >= 0, got "
+                                 f"{explore_every!r}") from None
+        self.explore_every = explore_every
+        self.explore_length = _check_nonnegative(explore_length, "explore_length")
+        if not self.explore_length > 0:
+            raise ValueError(f"explore_length must be a finite number > 0, got {explore_length!r}")
         if acq_optimizer not in ("auto", "sampling", "lbfgs"):
             raise ValueError("acq_optimizer must be 'auto', 'sampling' or 'lbfgs', got "
                              f"{acq_optimizer!r}")
@@ -573,6 +601,8 @@ class Optimizer:
             "n_jump_candidates": self.n_jump_candidates,
             "local_center_spacing": self.local_center_spacing,
             "distance_variance": self.distance_variance,
+            "explore_every": self.explore_every,
+            "explore_length": self.explore_length,
             "acq_optimizer": self.acq_optimizer,
             "failure_value": self.failure_value,
             "y_transform": self.y_transform,
@@ -737,7 +767,8 @@ class Optimizer:
         # Refitting on the told data plus the lies, with the batch's seed, is
         # the whole cost of a constant-liar step; the candidates are shared.
         X, values = self._training_data(strategy)
-        z = transform_targets(values, self._target_kind())
+        explore = self._is_exploration_step()
+        z = transform_targets(values, "standardize" if explore else self._target_kind())
         n_told = sum(t.status != "pending" for t in self.trials)
 
         start = time.perf_counter()
@@ -755,7 +786,7 @@ class Optimizer:
             logger.info("every candidate has been evaluated or is pending; proposing a random "
                         "unseen point")
             return self._random_unseen(), "random", fit_time, time.perf_counter() - start + extra
-        scores = self._score(model, batch.pool, X, best)
+        scores = self._score(model, batch.pool, X, best, explore)
         top = scores.max()
         if top == -np.inf or (len(scores) > 1 and top == scores.min()):
             logger.info("the acquisition is flat (%s = %g on all %d candidates); proposing a "
@@ -765,7 +796,7 @@ class Optimizer:
         else:
             chosen = batch.pool[self._argmax(scores)]
             if self._use_lbfgs(model):
-                chosen = self._polish(model, batch.pool, scores, best, X)
+                chosen = self._polish(model, batch.pool, scores, best, X, explore)
             origin = "model"
         # Later points of the batch must differ from this one.
         batch.pool = batch.pool[~acq.rows_in(batch.pool, chosen[None, :], self._hash_weights)]
@@ -793,19 +824,35 @@ class Optimizer:
             return float(self.distance_variance)
         return 0.0 if getattr(self._surrogate, "_smooth", False) else 1.0
 
+    def _is_exploration_step(self) -> bool:
+        """Whether the next model-based proposal explores (see ``explore_every``)."""
+        every = self.explore_every
+        if every == "auto":
+            every = 0 if getattr(self._surrogate, "_smooth", False) else 4
+        if every == 0:
+            return False
+        n_model = sum(t.origin == "model" for t in self.trials)
+        return n_model % every == every - 1
+
     def _score(self, model: Surrogate, candidates: np.ndarray, X: np.ndarray,
-               best: float) -> np.ndarray:
+               best: float, explore: bool = False) -> np.ndarray:
         """Acquisition scores of ``candidates`` (higher is better; NaN becomes -inf).
 
         ``X`` holds the encoded points the model was fitted on (told and
         pending); the exploration variance grows with the distance to them.
+        In an exploration step the prediction also reverts to the targets'
+        prior (mean 0, variance 1) with the distance, at ``explore_length``.
         """
         prediction = model.predict_dist(candidates)
-        variance = prediction.variance
-        weight = self._distance_weight()
-        if weight > 0:
-            variance = variance + weight * acq.distance_variance(candidates, X)
-        scores = acq.acquisition_score(self.acquisition, prediction.mean, np.sqrt(variance),
+        mean, variance = prediction.mean, prediction.variance
+        if explore:
+            length = self.explore_length * math.sqrt(X.shape[1])
+            far = acq.distance_variance(candidates, X, length=length)
+            mean = (1.0 - far) * mean
+            variance = variance + far
+        elif self._distance_weight() > 0:
+            variance = variance + self._distance_weight() * acq.distance_variance(candidates, X)
+        scores = acq.acquisition_score(self.acquisition, mean, np.sqrt(variance),
                                        best, **self.acquisition_params)
         return np.where(np.isnan(scores), -np.inf, scores)
 
@@ -820,7 +867,8 @@ class Optimizer:
         return self.acq_optimizer == "lbfgs" or getattr(model, "_smooth", False)
 
     def _polish(self, model: Surrogate, candidates: np.ndarray, scores: np.ndarray,
-                best: float, X: np.ndarray, n_starts: int = 5) -> np.ndarray:
+                best: float, X: np.ndarray, explore: bool = False,
+                n_starts: int = 5) -> np.ndarray:
         """Refine the best candidates' real coordinates with L-BFGS-B on the score."""
         real_cols = np.concatenate([np.arange(self.space.columns_of(j).start,
                                               self.space.columns_of(j).stop)
@@ -830,7 +878,7 @@ class Optimizer:
         step = 1e-6
 
         def score(points: np.ndarray) -> np.ndarray:
-            return self._score(model, points, X, best)
+            return self._score(model, points, X, best, explore)
 
         def objective(u: np.ndarray, base: np.ndarray) -> tuple[float, np.ndarray]:
             # One batched prediction gives the value and a forward-difference gradient.
@@ -937,7 +985,8 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
              n_candidates: int = 50_000, local_search: bool = True,
              n_local_candidates: int = 5_000, n_jump_candidates: int = 2_000,
              n_local_centers: int = 5, local_center_spacing: float = 0.1,
-             distance_variance: str | float = "auto",
+             distance_variance: str | float = "auto", explore_every: str | int = "auto",
+             explore_length: float = 0.1,
              acq_optimizer: str = "auto", surrogate_params: dict | None = None,
              acquisition_params: dict | None = None, failure_value: str | float = "worst",
              y_transform: str = "auto", x0: Sequence[Any] | None = None,
@@ -966,8 +1015,8 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         there count: a resumed run makes only the missing ones.
     surrogate, acquisition, n_initial_points, initial_design, n_candidates, local_search, \
 n_local_candidates, n_jump_candidates, n_local_centers, local_center_spacing, \
-distance_variance, acq_optimizer, surrogate_params, acquisition_params, failure_value, \
-y_transform, random_state, storage, resume_pending
+distance_variance, explore_every, explore_length, acq_optimizer, surrogate_params, \
+acquisition_params, failure_value, y_transform, random_state, storage, resume_pending
         As for :class:`Optimizer`.
     x0 : list of points, optional
         Points to evaluate (or, with ``y0``, to tell) before anything else.
@@ -1031,7 +1080,8 @@ y_transform, random_state, storage, resume_pending
                           local_search=local_search, n_local_candidates=n_local_candidates,
                           n_jump_candidates=n_jump_candidates, n_local_centers=n_local_centers,
                           local_center_spacing=local_center_spacing,
-                          distance_variance=distance_variance, acq_optimizer=acq_optimizer,
+                          distance_variance=distance_variance, explore_every=explore_every,
+                          explore_length=explore_length, acq_optimizer=acq_optimizer,
                           surrogate_params=surrogate_params,
                           acquisition_params=acquisition_params, failure_value=failure_value,
                           y_transform=y_transform, random_state=random_state, storage=storage,
