@@ -276,6 +276,7 @@ def test_bwo_on_branin_reaches_the_measured_regret_in_100_calls():
     (dict(explore_every=1.5), "explore_every must be 'auto' or an integer >= 0"),
     (dict(explore_every="often"), "explore_every must be 'auto' or an integer >= 0"),
     (dict(explore_length=0.0), "explore_length must be a finite number > 0"),
+    (dict(explore_length=-1.0), "explore_length must be a finite number > 0"),
 ])
 def test_bad_optimizer_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -353,9 +353,10 @@ class Optimizer:
                 raise ValueError("explore_every must be 'auto' or an integer >= 0, got "
                                  f"{explore_every!r}") from None
         self.explore_every = explore_every
-        self.explore_length = _check_nonnegative(explore_length, "explore_length")
-        if not self.explore_length > 0:
+        if not (isinstance(explore_length, numbers.Real) and not isinstance(explore_length, bool)
+                and math.isfinite(explore_length) and explore_length > 0):
             raise ValueError(f"explore_length must be a finite number > 0, got {explore_length!r}")
+        self.explore_length = float(explore_length)
         if acq_optimizer not in ("auto", "sampling", "lbfgs"):
             raise ValueError("acq_optimizer must be 'auto', 'sampling' or 'lbfgs', got "
                              f"{acq_optimizer!r}")
