@@ -479,3 +479,22 @@ def test_a_trial_does_not_keep_the_candidate_pool_alive():
     for trial in opt.trials:
         owner = trial.x_encoded if trial.x_encoded.base is None else trial.x_encoded.base
         assert owner.nbytes <= trial.x_encoded.nbytes, (trial.number, trial.origin)
+
+
+@pytest.mark.parametrize("name", ["test", "show_config", "Generator", None])
+def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, name):
+    import json
+    import sqlite3
+
+    path = tmp_path / "study.db"
+    with Optimizer(SPACE_2D, random_state=0, storage=path) as opt:
+        opt.tell(opt.ask(), 1.0)
+    with sqlite3.connect(path) as db:
+        (value,) = db.execute("SELECT value FROM study WHERE key = 'rng_model'").fetchone()
+        state = json.loads(value)
+        state["bit_generator"] = name
+        db.execute("UPDATE study SET value = ? WHERE key = 'rng_model'", (json.dumps(state),))
+    # Issue 16: the name was looked up with getattr(numpy.random, name), and
+    # "test" ran numpy's own test suite inside the user's process.
+    with pytest.raises(ValueError, match=f"is damaged: .*bit generator {name!r}; expected one of"):
+        Optimizer(SPACE_2D, random_state=0, storage=path)

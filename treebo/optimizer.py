@@ -167,10 +167,31 @@ def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]
                          f"{random_state!r}") from None
 
 
-def _generator(state: dict) -> np.random.Generator:
-    """A generator whose bit generator is in the saved ``state``."""
-    bit_generator = getattr(np.random, state["bit_generator"])()
-    bit_generator.state = state
+#: Bit generators a saved stream state may name. The name comes from a file, so it is
+#: looked up here and never with ``getattr`` on ``numpy.random`` (issue 16: the name
+#: ``"test"`` ran numpy's test suite).
+_BIT_GENERATORS = {"PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM,
+                   "MT19937": np.random.MT19937, "Philox": np.random.Philox,
+                   "SFC64": np.random.SFC64}
+
+
+def _generator(state: Any) -> np.random.Generator:
+    """A generator whose bit generator is in the saved ``state``.
+
+    Raises
+    ------
+    ValueError
+        When ``state`` does not name an allowed bit generator or numpy refuses it.
+    """
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if not isinstance(name, str) or name not in _BIT_GENERATORS:
+        raise ValueError(f"a saved random-stream state names the bit generator {name!r}; "
+                         f"expected one of {sorted(_BIT_GENERATORS)}")
+    bit_generator = _BIT_GENERATORS[name]()
+    try:
+        bit_generator.state = state
+    except (TypeError, ValueError, KeyError) as error:
+        raise ValueError(f"a saved random-stream state for {name} is invalid: {error}") from None
     return np.random.Generator(bit_generator)
 
 
@@ -635,8 +656,12 @@ class Optimizer:
         check_same_study(storage.path, meta, space, settings, given_seed)
         self._seed = meta["seed"]
         self._design_state = meta["rng_design"]
-        self._model_rng = _generator(meta["rng_model"])
-        self._acq_rng = _generator(meta["rng_acquisition"])
+        try:
+            self._model_rng = _generator(meta["rng_model"])
+            self._acq_rng = _generator(meta["rng_acquisition"])
+            _generator(self._design_state)
+        except ValueError as error:
+            raise ValueError(f"storage {str(storage.path)!r} is damaged: {error}") from None
         for row in storage.load_trials():
             if row["number"] != len(self.trials):
                 raise ValueError(f"storage {str(storage.path)!r} is damaged: trial numbers are "
