@@ -26,20 +26,49 @@ a committed trial survives a power failure too; a commit costs one fsync
 (about a millisecond on a local disk), negligible next to an expensive
 objective. WAL needs a local file system (not NFS), as SQLite documents.
 
-One optimizer at a time. A study is owned by one live optimizer: it holds an
-exclusive ``flock`` on a side file ``<path>-lock``, which the kernel releases
-when the process ends however it ends. Opening a storage whose lock is held
-raises an error; acquiring it proves that whoever asked the trials still
-``pending`` is gone, so they can safely be offered again.
+One optimizer at a time. A study is owned by one live optimizer: it holds
+exclusive ``flock`` locks, which the kernel releases when the process ends
+however it ends. Opening a storage whose lock is held raises
+:class:`StorageLockedError`; acquiring it proves that whoever asked the trials
+still ``pending`` is gone, so they can safely be offered again. The locks are
+keyed on the file, not on the name it was opened by, so every name of one
+study (the path, a symlink, a hard link) takes the same locks:
+
+* the path lock ``<real path>-lock``, next to the database's resolved real
+  path (``os.path.realpath``): all symlinks to a study lock the same file, and
+  for a plain path it is the ``<path>-lock`` earlier versions used;
+* the identity lock ``/tmp/treebo-locks-<uid>/<st_dev>-<st_ino>.lock``
+  (a private directory, mode 0700), named by the database file's identity:
+  hard links (other names of the same inode, in any directory) have no common
+  directory, so their common lock lives in one place per machine. The
+  database file is created (empty, ``O_EXCL``) under the path lock before it
+  is stat'ed, so the identity is known from the first open on. It covers
+  processes of one user that see the same ``/tmp``; the path lock covers the
+  others as before.
+
+The database file itself is not locked with ``flock``: closing any other
+descriptor of it would drop SQLite's own POSIX locks held by the process, and
+on some systems ``flock`` and ``fcntl`` locks interfere.
+
+A lock file is opened with ``O_NOFOLLOW``: a symlink (or any other file that is
+not a regular file) at a lock's path is refused with an error naming it, never
+followed. The holder's ``pid ... since ...`` is written only into a regular
+file owned by the user, with one link, that is empty or holds such a line; any
+other file is locked as it is and left unchanged. Lock files are not removed
+on close (removing one while another process opens it would let two holders
+coexist); they are a few bytes each.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
 import sqlite3
+import stat
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -85,6 +114,83 @@ _TRIAL_COLUMNS = ("number", "status", "origin", "point", "x_encoded", "value", "
                   "fit_time", "acq_time", "eval_time", "asked_at", "told_at")
 
 
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_OWNER_LINE = re.compile(rb"\A(pid \d+ since [0-9: -]+)?\s*\Z")
+_OWNER_MAX = 200  # bytes; a lock file never holds more
+
+
+def _identity_lock_dir() -> Path:
+    """The private directory of the identity locks (``/tmp/treebo-locks-<uid>``)."""
+    base = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+    path = Path(base) / f"treebo-locks-{os.geteuid()}"
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid()
+            or info.st_mode & 0o022):
+        raise OSError(f"the treebo lock directory {str(path)!r} is not a directory owned by "
+                      "this user and writable only by it; remove it")
+    return path
+
+
+def _not_a_lock_file(path: Path, kind: str) -> OSError:
+    return OSError(errno.EINVAL, f"the lock file {str(path)!r} is {kind}, not a regular file; "
+                   "refusing to use it (remove it, a lock file is recreated when needed)")
+
+
+def _open_lock_file(path: Path) -> tuple[int, bool]:
+    """Open (creating it) a lock file without following a symlink.
+
+    Returns the descriptor and whether it may be written. Anything but a
+    regular file is refused before it is opened (a device or FIFO is never
+    opened) and checked again after (the name may change in between).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise _not_a_lock_file(path, f"a symbolic link (to {os.readlink(path)!r})")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise _not_a_lock_file(path, "a directory" if stat.S_ISDIR(info.st_mode) else "special")
+    flags = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _O_CLOEXEC
+    writable = True
+    try:
+        try:
+            fd = os.open(path, flags | os.O_RDWR, 0o644)
+        except PermissionError:  # another user's lock file: a read-only descriptor locks too
+            fd = os.open(path, flags | os.O_RDONLY, 0o644)
+            writable = False
+    except OSError as error:
+        if os.path.islink(path) or error.errno in (errno.ELOOP, errno.EMLINK):
+            raise _not_a_lock_file(path, "a symbolic link") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _not_a_lock_file(path, "not a regular file")
+    return fd, writable
+
+
+def _lock_owner(fd: int) -> str:
+    text = os.pread(fd, _OWNER_MAX + 1, 0)
+    if _OWNER_LINE.match(text) and text.strip():
+        return text.strip().decode("ascii")
+    return "pid unknown"
+
+
+def _write_owner(fd: int) -> None:
+    """Write ``pid ... since ...`` into a lock file that is surely only a lock file."""
+    info = os.fstat(fd)
+    if (not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.geteuid()
+            or info.st_size > _OWNER_MAX or not _OWNER_LINE.match(os.pread(fd, _OWNER_MAX + 1, 0))):
+        return  # locked as it is, never rewritten
+    line = f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode("ascii")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, line, 0)
+
+
 class StorageMismatchError(ValueError):
     """The storage holds a study with another space, surrogate or settings."""
 
@@ -105,9 +211,10 @@ class SQLiteStorage:
     path : str or os.PathLike
         The database file; created (with its directory) when missing.
     lock : bool, default True
-        Hold an exclusive lock on ``<path>-lock`` while open, so a second
-        optimizer cannot write to the same study and pending trials of a dead
-        run are recognised as abandoned.
+        Hold exclusive locks on the database file's identity while open (see
+        the module documentation), so a second optimizer cannot write to the
+        same study under any of its names and pending trials of a dead run
+        are recognised as abandoned.
     """
 
     def __init__(self, path: str | os.PathLike, *, lock: bool = True):
@@ -116,7 +223,7 @@ class SQLiteStorage:
         self.path = Path(path)
         self.lock = bool(lock)
         self._conn: sqlite3.Connection | None = None
-        self._lock_file: Any = None
+        self._lock_fds: list[int] = []
         self._mutex = threading.Lock()
 
     def __repr__(self) -> str:
@@ -181,27 +288,54 @@ class SQLiteStorage:
     def _acquire_lock(self) -> None:
         if fcntl is None:  # pragma: no cover - Windows
             return
-        lock_path = self.path.with_name(self.path.name + "-lock")
-        handle = open(lock_path, "a+")  # noqa: SIM115 - held open while the study is open
+        real = Path(os.path.realpath(self.path))
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fds: list[int] = []
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fds.append(self._lock_one(real.with_name(real.name + "-lock")))
+            try:  # create the database under the path lock, so that it has an identity
+                os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC, 0o644))
+            except FileExistsError:
+                pass
+            for _ in range(5):
+                before = os.stat(real)
+                fds.append(self._lock_one(_identity_lock_dir()
+                                          / f"{before.st_dev}-{before.st_ino}.lock"))
+                after = os.stat(real)
+                if (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino):
+                    break
+                os.close(fds.pop())  # the file was replaced meanwhile: lock the new one
+            else:  # pragma: no cover - a file replaced over and over
+                raise OSError(f"storage {str(self.path)!r} keeps being replaced; cannot lock it")
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        self._lock_fds = fds
+
+    def _lock_one(self, lock_path: Path) -> int:
+        """Open ``lock_path`` safely, ``flock`` it and return its descriptor."""
+        fd, writable = _open_lock_file(lock_path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.seek(0)
-            owner = handle.read().strip() or "unknown"
-            handle.close()
+            owner = _lock_owner(fd)
+            os.close(fd)
+            same = "" if lock_path.name.endswith("-lock") else ", under this or another name"
             raise StorageLockedError(
-                f"storage {str(self.path)!r} is open in another optimizer ({owner}); close it "
-                "(Optimizer.close()) or wait for that process to end") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
-        handle.flush()
-        self._lock_file = handle
+                f"storage {str(self.path)!r} is open in another optimizer ({owner}{same}); "
+                "close it (Optimizer.close()) or wait for that process to end") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if writable:
+            _write_owner(fd)
+        return fd
 
     def _release_lock(self) -> None:
-        if self._lock_file is not None:
-            self._lock_file.close()  # closing the descriptor releases the flock
-            self._lock_file = None
+        fds, self._lock_fds = self._lock_fds, []
+        for fd in fds:
+            os.close(fd)  # closing the descriptor releases the flock
 
     @property
     def _db(self) -> sqlite3.Connection:
