@@ -86,6 +86,7 @@ from treebo.bench import (
     default_n_calls,
     load_results,
     to_jsonable,
+    trajectory,
     versions,
 )
 from treebo.problems import Problem, problem_family
@@ -462,15 +463,8 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     if len(run.x) != n_calls:
         raise RuntimeError(f"{peer} evaluated {len(run.x)} points, not n_calls={n_calls}")
 
-    values = [v if math.isfinite(v) else None for v in run.values]
-    best, best_so_far = math.inf, []
-    for v in values:
-        if v is not None:
-            best = min(best, v)
-        best_so_far.append(best if math.isfinite(best) else None)
+    values, best_so_far, regret = trajectory(run.values, instance.optimal_value)
     f_star = instance.optimal_value
-    regret = None if f_star is None else [None if b is None else b - f_star
-                                          for b in best_so_far]
     return to_jsonable({
         "schema": SCHEMA_VERSION,
         "key": spec.key(),

@@ -328,25 +328,18 @@ def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     ndarray of shape (n_centers * n_per_center, n_columns)
         Snapped, not de-duplicated.
     """
-    centers = np.atleast_2d(np.asarray(centers, dtype=float))
-    n = centers.shape[0] * n_per_center
+    X = _repeated(space, centers, n_per_center)
+    n = len(X)
     if n == 0:
-        return np.empty((0, space.n_columns))
-    X = np.repeat(centers, n_per_center, axis=0)
+        return X
     redrawn = rng.integers(space.n_dims, size=n)
     for j, dim in enumerate(space.dimensions):
         cols = space.columns_of(j)
         rows = np.flatnonzero(redrawn == j)
         if rows.size == 0:
             continue
-        if isinstance(dim, Binary):
-            X[rows, cols.start] = 1.0 - X[rows, cols.start]
-        elif isinstance(dim, Categorical) and dim.n_columns > 1:
-            current = np.argmax(X[rows, cols], axis=1)
-            shift = rng.integers(1, dim.n_columns, size=rows.size)
-            block = np.zeros((rows.size, dim.n_columns))
-            block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
-            X[rows, cols] = block
+        if isinstance(dim, (Binary, Categorical)):
+            _switch_value(X, rows, cols, dim, rng)
         elif isinstance(dim, (Real, Integer)):
             X[rows, cols.start] = rng.random(rows.size)
     return space.snap(X)
@@ -424,11 +417,10 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     ndarray of shape (n_centers * n_per_center, n_columns)
         Snapped, not de-duplicated.
     """
-    centers = np.atleast_2d(np.asarray(centers, dtype=float))
-    n = centers.shape[0] * n_per_center
+    X = _repeated(space, centers, n_per_center)
+    n = len(X)
     if n == 0:
-        return np.empty((0, space.n_columns))
-    X = np.repeat(centers, n_per_center, axis=0)
+        return X
     n_dims = space.n_dims
     change = rng.random((n, n_dims)) < min(1.0, 3.0 / n_dims)
     forced = rng.integers(n_dims, size=n)
@@ -453,15 +445,30 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
             outside = (current + shift < dim.low) | (current + shift > dim.high)
             shift[outside] *= -1
             X[rows, cols.start] = dim.encode(np.clip(current + shift, dim.low, dim.high))[:, 0]
-        elif isinstance(dim, Binary):
-            X[rows, cols.start] = 1.0 - X[rows, cols.start]
-        elif isinstance(dim, Categorical) and dim.n_columns > 1:
-            current = np.argmax(X[rows, cols], axis=1)
-            shift = rng.integers(1, dim.n_columns, size=rows.size)
-            block = np.zeros((rows.size, dim.n_columns))
-            block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
-            X[rows, cols] = block
+        elif isinstance(dim, (Binary, Categorical)):
+            _switch_value(X, rows, cols, dim, rng)
     return space.snap(X)
+
+
+def _repeated(space: Space, centers: np.ndarray, n_per_center: int) -> np.ndarray:
+    """Each centre ``n_per_center`` times, as a new float array (n_centers * n_per_center, C)."""
+    centers = np.atleast_2d(np.asarray(centers, dtype=float))
+    if centers.shape[0] * n_per_center == 0:
+        return np.empty((0, space.n_columns))
+    return np.repeat(centers, n_per_center, axis=0)
+
+
+def _switch_value(X: np.ndarray, rows: np.ndarray, cols: slice, dim: Binary | Categorical,
+                  rng: np.random.Generator) -> None:
+    """Give ``rows`` of a binary or categorical dimension another value, in place."""
+    if isinstance(dim, Binary):
+        X[rows, cols.start] = 1.0 - X[rows, cols.start]
+    elif dim.n_columns > 1:
+        current = np.argmax(X[rows, cols], axis=1)
+        shift = rng.integers(1, dim.n_columns, size=rows.size)
+        block = np.zeros((rows.size, dim.n_columns))
+        block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
+        X[rows, cols] = block
 
 
 # -- exact row bookkeeping -------------------------------------------------------

@@ -77,7 +77,7 @@ from .problems import Problem, get_problem, paper_case_seed, problem_family
 from .space import Binary, Categorical, Integer, Real, Space
 
 __all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_results",
-           "append_record", "to_jsonable", "parse_seeds",
+           "append_record", "to_jsonable", "parse_seeds", "trajectory",
            "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
            "paired_wins", "format_paired",
            "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",
@@ -394,16 +394,8 @@ def run_one(spec: RunSpec, callback: Callable | None = None) -> dict:
     result = minimize(objective, problem.space, n_calls=n_calls, callback=callback, **settings)
     wall = time.perf_counter() - wall
 
-    values = [None if not math.isfinite(v) else float(v) for v in result.func_vals]
-    best, best_so_far = math.inf, []
-    for v in values:
-        if v is not None:
-            best = min(best, v)
-        best_so_far.append(best if math.isfinite(best) else None)
+    values, best_so_far, regret = trajectory(result.func_vals, problem.optimal_value)
     f_star = problem.optimal_value
-    regret = None
-    if f_star is not None:
-        regret = [None if b is None else b - f_star for b in best_so_far]
     recorded = {k: v for k, v in settings.items() if k != "x0"}
     recorded["x0"] = "paper_initial_design" if "x0" in settings else None
     return to_jsonable({
@@ -434,6 +426,39 @@ def run_one(spec: RunSpec, callback: Callable | None = None) -> dict:
         "wall_time": wall,
         "message": result.message,
     })
+
+
+def trajectory(values: Sequence[float], optimal_value: float | None
+               ) -> tuple[list, list, list | None]:
+    """A run's values, best-so-far and regret as a record stores them.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Objective values in evaluation order; NaN or inf for failed evaluations.
+    optimal_value : float or None
+        The problem's optimum, when known.
+
+    Returns
+    -------
+    values : list of float or None
+        None for a failed evaluation.
+    best_so_far : list of float or None
+        None until the first successful evaluation.
+    regret : list of float or None, or None
+        ``best_so_far - optimal_value`` per evaluation; None when the optimum
+        is unknown.
+    """
+    clean = [None if not math.isfinite(v) else float(v) for v in values]
+    best, best_so_far = math.inf, []
+    for v in clean:
+        if v is not None:
+            best = min(best, v)
+        best_so_far.append(best if math.isfinite(best) else None)
+    regret = None
+    if optimal_value is not None:
+        regret = [None if b is None else b - optimal_value for b in best_so_far]
+    return clean, best_so_far, regret
 
 
 # -- results on disk -------------------------------------------------------------------------
