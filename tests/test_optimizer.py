@@ -498,3 +498,18 @@ def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, nam
     # "test" ran numpy's own test suite inside the user's process.
     with pytest.raises(ValueError, match=f"is damaged: .*bit generator {name!r}; expected one of"):
         Optimizer(SPACE_2D, random_state=0, storage=path)
+
+
+@pytest.mark.parametrize("bad", [True, -1, 1.5, "0", np.int64(-3)])
+def test_bad_random_states_are_refused_by_name(bad):
+    # Issue 16: True was accepted as the seed 1; -1 gave numpy's message.
+    with pytest.raises(ValueError, match="random_state must be None, an int >= 0"):
+        Optimizer(SPACE_2D, random_state=bad)
+
+
+def test_a_legacy_random_state_gives_a_seeded_reproducible_run():
+    # Issue 16: RandomState failed with "SeedSequence does not implement spawning";
+    # it now gives the run a seed drawn from it.
+    first = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
+    second = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
+    assert first.ask(n_points=3) == second.ask(n_points=3)

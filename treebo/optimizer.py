@@ -158,13 +158,18 @@ def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]
     if random_state is None:
         seed = int(np.random.SeedSequence().entropy)
         return seed, np.random.default_rng(seed)
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if isinstance(random_state, np.random.RandomState):
+        # scikit-learn and scikit-optimize users pass these: draw the run's seed from it.
+        random_state = int(random_state.randint(np.iinfo(np.int32).max))
+    if (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+            and random_state >= 0):
         return int(random_state), np.random.default_rng(int(random_state))
-    try:
+    if isinstance(random_state, np.random.Generator):
+        return None, random_state
+    if isinstance(random_state, (np.random.SeedSequence, np.random.BitGenerator)):
         return None, np.random.default_rng(random_state)
-    except (TypeError, ValueError):
-        raise ValueError("random_state must be None, an int or a numpy.random.Generator, got "
-                         f"{random_state!r}") from None
+    raise ValueError("random_state must be None, an int >= 0, a numpy.random.Generator or a "
+                     f"numpy.random.RandomState, got {random_state!r}")
 
 
 #: Bit generators a saved stream state may name. The name comes from a file, so it is
@@ -292,9 +297,10 @@ class Optimizer:
         smooth kernel fits the cusp ``"log"`` puts at the minimum badly.
         ``"auto"`` takes ``"standardize"`` for smooth surrogates (the GP) and
         ``"log"`` for everything else.
-    random_state : int, numpy.random.Generator or None
+    random_state : int >= 0, numpy.random.Generator, numpy.random.RandomState or None
         Makes the run reproducible: the same seed and the same told values
-        give the same proposals. It is split into three independent streams:
+        give the same proposals (a ``RandomState`` gives the run an int seed
+        drawn from it). It is split into three independent streams:
         the initial design, the surrogate seeds and the acquisition
         (candidates, tie-breaking, random fallbacks).
     storage : str, os.PathLike or SQLiteStorage, optional
