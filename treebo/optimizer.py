@@ -366,20 +366,10 @@ class Optimizer:
         self.n_local_centers = check_int(n_local_centers, "n_local_centers")
         self.local_center_spacing = _check_nonnegative(local_center_spacing,
                                                        "local_center_spacing")
-        if distance_variance != "auto":
-            try:
-                distance_variance = _check_nonnegative(distance_variance, "distance_variance")
-            except ValueError:
-                raise ValueError("distance_variance must be 'auto' or a finite number >= 0, "
-                                 f"got {distance_variance!r}") from None
-        self.distance_variance = distance_variance
-        if explore_every != "auto":
-            try:
-                explore_every = check_int(explore_every, "explore_every", 0)
-            except ValueError:
-                raise ValueError("explore_every must be 'auto' or an integer >= 0, got "
-                                 f"{explore_every!r}") from None
-        self.explore_every = explore_every
+        self.distance_variance = _auto_or(distance_variance, "distance_variance",
+                                          _check_nonnegative, "a finite number >= 0")
+        self.explore_every = _auto_or(explore_every, "explore_every",
+                                      lambda v, name: check_int(v, name, 0), "an integer >= 0")
         if not (isinstance(explore_length, numbers.Real) and not isinstance(explore_length, bool)
                 and math.isfinite(explore_length) and explore_length > 0):
             raise ValueError(f"explore_length must be a finite number > 0, got {explore_length!r}")
@@ -851,16 +841,23 @@ class Optimizer:
                 parts.append(acq.jump_candidates(space, centers, per_center, self._acq_rng))
         return np.vstack(parts)
 
-    def _distance_weight(self) -> float:
-        if self.distance_variance != "auto":
-            return float(self.distance_variance)
-        return 0.0 if getattr(self._surrogate, "_smooth", False) else 1.0
+    def _exploration_settings(self) -> tuple[float, int]:
+        """``distance_variance`` and ``explore_every`` with ``"auto"`` resolved.
+
+        Both are off for smooth surrogates (the GP), whose posterior already
+        grows uncertain and reverts to its prior away from the data.
+        """
+        smooth = getattr(self._surrogate, "_smooth", False)
+        weight, every = self.distance_variance, self.explore_every
+        if weight == "auto":
+            weight = 0.0 if smooth else 1.0
+        if every == "auto":
+            every = 0 if smooth else 4
+        return float(weight), int(every)
 
     def _is_exploration_step(self) -> bool:
         """Whether the next model-based proposal explores (see ``explore_every``)."""
-        every = self.explore_every
-        if every == "auto":
-            every = 0 if getattr(self._surrogate, "_smooth", False) else 4
+        every = self._exploration_settings()[1]
         if every == 0:
             return False
         n_model = sum(t.origin == "model" for t in self.trials)
@@ -882,8 +879,10 @@ class Optimizer:
             far = acq.distance_variance(candidates, X, length=length)
             mean = (1.0 - far) * mean
             variance = variance + far
-        elif self._distance_weight() > 0:
-            variance = variance + self._distance_weight() * acq.distance_variance(candidates, X)
+        else:
+            weight = self._exploration_settings()[0]
+            if weight > 0:
+                variance = variance + weight * acq.distance_variance(candidates, X)
         scores = acq.acquisition_score(self.acquisition, mean, np.sqrt(variance),
                                        best, **self.acquisition_params)
         return np.where(np.isnan(scores), -np.inf, scores)
@@ -978,6 +977,16 @@ def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
         values = np.log((values - values.min()) / span + LOG_OFFSET)
     scale = values.std()
     return (values - values.mean()) / (scale if scale > 0 else 1.0)
+
+
+def _auto_or(value: Any, name: str, check: Callable[[Any, str], Any], expected: str) -> Any:
+    """``"auto"``, or ``value`` passed through ``check``; the error names both choices."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    try:
+        return check(value, name)
+    except ValueError:
+        raise ValueError(f"{name} must be 'auto' or {expected}, got {value!r}") from None
 
 
 def _check_nonnegative(value: Any, name: str) -> float:
