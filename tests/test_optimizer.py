@@ -1,5 +1,6 @@
 import logging
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -481,6 +482,7 @@ def test_a_trial_does_not_keep_the_candidate_pool_alive():
         assert owner.nbytes <= trial.x_encoded.nbytes, (trial.number, trial.origin)
 
 
+@pytest.mark.fault
 @pytest.mark.parametrize("name", ["test", "show_config", "Generator", None])
 def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, name):
     import json
@@ -500,6 +502,7 @@ def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, nam
         Optimizer(SPACE_2D, random_state=0, storage=path)
 
 
+@pytest.mark.fault
 @pytest.mark.parametrize("bad", [True, -1, 1.5, "0", np.int64(-3)])
 def test_bad_random_states_are_refused_by_name(bad):
     # Issue 16: True was accepted as the seed 1; -1 gave numpy's message.
@@ -507,9 +510,54 @@ def test_bad_random_states_are_refused_by_name(bad):
         Optimizer(SPACE_2D, random_state=bad)
 
 
+@pytest.mark.fault
 def test_a_legacy_random_state_gives_a_seeded_reproducible_run():
     # Issue 16: RandomState failed with "SeedSequence does not implement spawning";
     # it now gives the run a seed drawn from it.
     first = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
     second = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
     assert first.ask(n_points=3) == second.ask(n_points=3)
+
+
+# -- bad input (issue 16.9): refused naming the argument, or accepted as the number it is ---
+
+@pytest.mark.fault
+@pytest.mark.parametrize("make_y, expected", [
+    (lambda: Decimal("1.5"), 1.5),
+    (lambda: np.array([[2.5]]), 2.5),
+    (lambda: _one_element_series(3.5), 3.5),
+])
+def test_a_value_that_holds_one_number_is_recorded_as_that_number(make_y, expected):
+    opt = Optimizer([Real(0.0, 1.0)], random_state=0)
+    opt.tell(opt.ask(), make_y())
+    assert opt.trials[-1].status == "complete" and opt.trials[-1].value == expected
+
+
+def _one_element_series(value):
+    pandas = pytest.importorskip("pandas", reason="pandas is not installed")
+    return pandas.Series([value])
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("y, reason", [
+    (Decimal("NaN"), "objective returned nan"),
+    (np.array([1.0, 2.0]), "not a number"),
+    ("1.0", "objective returned str '1.0', not a number"),
+    ([1.0], "objective returned list"),
+])
+def test_a_value_that_is_not_one_number_is_a_failed_trial(y, reason):
+    opt = Optimizer([Real(0.0, 1.0)], random_state=0)
+    opt.tell(opt.ask(), y)
+    assert opt.trials[-1].status == "failed" and reason in opt.trials[-1].error
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(x0=[[0.5]], y0=1.0), r"y0 must be a list of numbers, one per point of x0, got 1.0"),
+    (dict(x0=0.5), r"x0 must be a list of points, got 0.5"),
+    (dict(callback=5), r"callback must be callable or a list of callables, got 5"),
+    (dict(storage="/proc/nope/x.db"), r"storage '/proc/nope/x.db' cannot be created: its directory cannot be made"),
+])
+def test_bad_minimize_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        minimize(lambda x: x[0], [Real(0.0, 1.0)], n_calls=3, **kwargs)

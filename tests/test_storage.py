@@ -104,6 +104,7 @@ def test_a_study_without_a_seed_is_reproducible_from_its_storage(tmp_path):
     assert resumed.x_iters[:6] == first.x_iters and resumed.x_iters == straight.x_iters
 
 
+@pytest.mark.fault
 def test_pending_trials_of_a_dead_run_are_offered_again_or_failed(tmp_path):
     db = tmp_path / "study.db"
     opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
@@ -169,6 +170,7 @@ def test_a_study_is_open_in_one_optimizer_at_a_time(tmp_path):
     Optimizer(SPACE_2D, random_state=0, storage=db, **FAST).close()
 
 
+@pytest.mark.fault
 def test_an_ask_that_cannot_be_committed_leaves_no_trace(tmp_path):
     db = tmp_path / "study.db"
     opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
@@ -227,6 +229,7 @@ def _told(db):
         return []
 
 
+@pytest.mark.fault
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_told_trial(tmp_path):
     """Determinism argument: a proposal is a function of the told trials (in
     order) and of the model and acquisition streams' states. Each ask commits
@@ -301,6 +304,7 @@ def _locked_pattern():
     return f"open in another optimizer \\(pid {os.getpid()}"
 
 
+@pytest.mark.fault
 def test_a_study_is_locked_through_a_symlink_to_it(tmp_path):
     db = tmp_path / "s.db"
     link = tmp_path / "link.db"
@@ -315,6 +319,7 @@ def test_a_study_is_locked_through_a_symlink_to_it(tmp_path):
     assert len(read_study(db)["trials"]) == 1
 
 
+@pytest.mark.fault
 def test_a_study_is_locked_through_a_hard_link_to_it_in_any_directory(tmp_path):
     db = tmp_path / "s.db"
     minimize(quadratic, SPACE_2D, n_calls=2, random_state=0, storage=db, **FAST)
@@ -330,6 +335,7 @@ def test_a_study_is_locked_through_a_hard_link_to_it_in_any_directory(tmp_path):
                 Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
 
 
+@pytest.mark.fault
 def test_a_symlink_at_the_lock_path_is_refused_and_its_target_left_alone(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"precious data\n")
@@ -352,3 +358,149 @@ def test_a_symlink_at_the_lock_path_is_refused_and_its_target_left_alone(tmp_pat
     lock.mkdir()
     with pytest.raises(OSError, match="is a directory, not a regular file"):
         Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
+
+
+# -- crafted storage files (issue 16.4): a resume checks every row it trusts --------------
+
+MIXED = [Real(0.0, 1.0, name="r"), Categorical(["a", "b", "c"], name="c"),
+         Integer(1, 5, name="i"), Binary(name="b")]
+
+
+def _mixed_study(path, n_calls=6):
+    opt = Optimizer(MIXED, n_initial_points=4, random_state=0, storage=path, **FAST)
+    for _ in range(n_calls):
+        x = opt.ask()
+        opt.tell(x, float(x[0]) + x[2])
+    opt.ask()  # one pending trial
+    opt.close()
+
+
+def _sql(path, statement, *args):
+    import sqlite3
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(statement, args)
+    conn.close()
+
+
+_BAD_ROWS = {
+    "real out of range": ("UPDATE trials SET point = '[1000000000.0, 0, 1, 0]' WHERE "
+                          "status = 'pending'", r"'r' = 1000000000.0|outside"),
+    "category index -1": ("UPDATE trials SET point = '[0.5, -1, 1, 0]' WHERE number = 1",
+                          r"category index -1 \(allowed: an integer from 0 to 2\)"),
+    "too many values": ("UPDATE trials SET point = '[0.5, 0, 1, 0, 7]' WHERE number = 2",
+                        r"allowed: a list of 4 values"),
+    "text for a real": ("UPDATE trials SET point = '[\"x\", 0, 1, 0]' WHERE number = 0",
+                        r"'r' = 'x'"),
+    "binary 2": ("UPDATE trials SET point = '[0.5, 0, 1, 2]' WHERE number = 0",
+                 r"'b' = 2 \(allowed: an integer in \[0, 1\]\)"),
+    "text value": ("UPDATE trials SET value = 'abc' WHERE number = 3",
+                   r"value 'abc' of a complete trial"),
+    "value of a pending trial": ("UPDATE trials SET value = 1.5 WHERE status = 'pending'",
+                                 r"value 1.5 of a pending trial"),
+    "unknown status": ("UPDATE trials SET status = 'done' WHERE number = 0",
+                       r"status 'done'"),
+    "encoded point of another point": ("UPDATE trials SET x_encoded = "
+                                       "(SELECT x_encoded FROM trials WHERE number = 1) "
+                                       "WHERE number = 0", r"is not the encoding of point"),
+    "short encoded point": ("UPDATE trials SET x_encoded = x'0000' WHERE number = 0",
+                            r"buffer size must be a multiple"),
+    "text timing": ("UPDATE trials SET fit_time = 'slow' WHERE number = 4",
+                    r"fit_time 'slow'"),
+}
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("case", sorted(_BAD_ROWS))
+def test_a_crafted_row_is_refused_with_the_study_the_trial_and_the_problem(tmp_path, case):
+    db = tmp_path / "s.db"
+    _mixed_study(db)
+    statement, problem = _BAD_ROWS[case]
+    import sqlite3
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA ignore_check_constraints = 1")  # the schema's CHECK on status
+    conn.execute(statement)
+    conn.close()
+    with pytest.raises(ValueError, match=rf"storage '.*s\.db' is damaged: trial \d+: .*"
+                                         rf"({problem})"):
+        Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST)
+
+
+@pytest.mark.fault
+def test_an_untouched_mixed_study_resumes(tmp_path):
+    # The checks above must not refuse what treebo itself wrote.
+    db = tmp_path / "s.db"
+    _mixed_study(db, n_calls=12)
+    with Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST) as opt:
+        assert len(opt.trials) == 13 and opt.trials[-1].status == "pending"
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("statement, listed", [
+    ("CREATE TRIGGER wipe AFTER INSERT ON trials BEGIN DELETE FROM trials; END",
+     "trigger 'wipe'"),
+    ("CREATE VIEW best AS SELECT * FROM trials", "view 'best'"),
+])
+def test_a_study_file_with_a_trigger_or_view_is_not_opened(tmp_path, statement, listed):
+    db = tmp_path / "s.db"
+    _mixed_study(db)
+    _sql(db, statement)
+    for open_it in (lambda: Optimizer(MIXED, random_state=0, storage=db, **FAST),
+                    lambda: read_study(db)):
+        with pytest.raises(ValueError, match=f"holds {listed}; a treebo study has no triggers"):
+            open_it()
+    # Nothing ran: the trials are all still there.
+    import sqlite3
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 7
+    conn.close()
+
+
+@pytest.mark.fault
+def test_a_trials_table_with_other_columns_is_refused(tmp_path):
+    db = tmp_path / "s.db"
+    _mixed_study(db)
+    _sql(db, "ALTER TABLE trials ADD COLUMN extra TEXT")
+    with pytest.raises(ValueError, match="is damaged: its trials table has the columns"):
+        Optimizer(MIXED, random_state=0, storage=db, **FAST)
+
+
+_CRASHER = textwrap.dedent("""
+    import json, os, signal, sys
+    sys.path.insert(0, {root!r})
+    from treebo import minimize, Real
+
+    def objective(x):
+        # The 4th point of the first run kills the process, and so does that
+        # point whenever it is evaluated again: a point that crashes the process.
+        if os.path.exists({crash!r}):
+            with open({crash!r}) as f:
+                if json.load(f) == list(x):
+                    os.kill(os.getpid(), signal.SIGKILL)
+        elif objective.calls == 3:
+            with open({crash!r}, "w") as f:
+                json.dump(list(x), f)
+            os.kill(os.getpid(), signal.SIGKILL)
+        objective.calls += 1
+        return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
+
+    objective.calls = 0
+    minimize(objective, [Real(-1.0, 1.0), Real(-1.0, 1.0)], n_calls=8, random_state=3,
+             storage={db!r}, n_candidates=500, surrogate_params={{"n_estimators": 20}})
+""")
+
+
+@pytest.mark.fault
+def test_a_point_that_kills_the_process_is_failed_after_two_resumes(tmp_path):
+    db, crash = tmp_path / "s.db", tmp_path / "crash.json"
+    script = _CRASHER.format(root=str(ROOT), db=str(db), crash=str(crash))
+    codes = [subprocess.run([sys.executable, "-c", script], timeout=120).returncode
+             for _ in range(4)]
+    # The first run and the two resumes that offer the point again die on it;
+    # the next resume records it as failed and finishes the run.
+    assert codes == [-signal.SIGKILL] * 3 + [0]
+    trials = read_study(db)["trials"]
+    assert len(trials) == 8
+    assert trials[3]["status"] == "failed"
+    assert "offered again 2 times" in trials[3]["error"]
+    assert all(t["status"] == "complete" for i, t in enumerate(trials) if i != 3)
+    assert read_study(db)["meta"]["resume_offers"] == {"3": 2}

@@ -18,6 +18,7 @@ to SQLite at once and a reopened study resumes where it stopped
 from __future__ import annotations
 
 import copy
+import decimal
 import json
 import logging
 import math
@@ -25,7 +26,7 @@ import numbers
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,7 @@ from .storage import (
     point_to_json,
     space_description,
     stable_params,
+    trial_row_problem,
 )
 from .surrogates import Surrogate, make_surrogate
 
@@ -60,6 +62,12 @@ STRATEGIES = ("cl_min", "cl_mean", "cl_max")
 
 #: What reopening a storage does with trials a dead run left pending.
 RESUME_PENDING = ("retry", "fail")
+
+#: How many times ``resume_pending="retry"`` offers one pending trial again
+#: across resumes. A point whose evaluation kills the process (a segfault, the
+#: out-of-memory killer) would otherwise crash every resume, since it is
+#: offered first each time; after this many offers it is recorded as failed.
+MAX_RESUME_OFFERS = 2
 
 
 class SpaceExhausted(RuntimeError):
@@ -317,7 +325,11 @@ class Optimizer:
         What to do with trials the previous run asked but never told:
         ``"retry"`` offers them again from the next ``ask()``, before any
         new point; ``"fail"`` records them as failed (they are then never
-        proposed again).
+        proposed again). A trial is offered again at most
+        ``MAX_RESUME_OFFERS`` (2) times, counted in the storage across
+        resumes; a trial still pending after that (its evaluation may kill
+        the process) is recorded as failed with the reason when the study is
+        next opened.
 
     Attributes
     ----------
@@ -396,8 +408,10 @@ class Optimizer:
         design_rng, self._model_rng, self._acq_rng = root.spawn(3)
         self._design_state = design_rng.bit_generator.state
         self.trials: list[Trial] = []
-        # Pending trials of a dead run, offered again by ask() before new points.
+        # Pending trials of a dead run, offered again by ask() before new points,
+        # and how often each trial was offered again so far (kept in the storage).
         self._retry: list[int] = []
+        self._resume_offers: dict[str, int] = {}
         self.storage: SQLiteStorage | None = None
         if storage is not None:
             self.storage = storage if isinstance(storage, SQLiteStorage) else SQLiteStorage(
@@ -517,14 +531,18 @@ class Optimizer:
         history and the random streams are as they were before the call.
         """
         n_before, retry_before = len(self.trials), list(self._retry)
+        offers_before = dict(self._resume_offers)
         streams_before = self._stream_states()
         try:
             chosen: list[Trial] = []
             while self._retry and len(chosen) < q:
                 trial = self.trials[self._retry.pop(0)]
                 trial.asked_at = time.time()
-                logger.info("offering trial %d again: it was pending when the previous run "
-                            "ended", trial.number)
+                key = str(trial.number)  # JSON object keys are strings
+                self._resume_offers[key] = self._resume_offers.get(key, 0) + 1
+                logger.info("offering trial %d again (%d of %d): it was pending when the "
+                            "previous run ended", trial.number, self._resume_offers[key],
+                            MAX_RESUME_OFFERS)
                 chosen.append(trial)
             if len(chosen) < q:
                 try:
@@ -533,10 +551,14 @@ class Optimizer:
                     if not chosen:
                         raise
             if self.storage is not None:
-                self.storage.record_ask([self._row(t) for t in chosen], self._stream_states())
+                state = self._stream_states()
+                if self._resume_offers != offers_before:
+                    state["resume_offers"] = self._resume_offers
+                self.storage.record_ask([self._row(t) for t in chosen], state)
         except BaseException:
             del self.trials[n_before:]
             self._retry = retry_before
+            self._resume_offers = offers_before
             self._model_rng = _generator(streams_before["rng_model"])
             self._acq_rng = _generator(streams_before["rng_acquisition"])
             raise
@@ -662,6 +684,10 @@ class Optimizer:
             if row["number"] != len(self.trials):
                 raise ValueError(f"storage {str(storage.path)!r} is damaged: trial numbers are "
                                  "not consecutive")
+            problem = trial_row_problem(self.space, row)
+            if problem is not None:
+                raise ValueError(f"storage {str(storage.path)!r} is damaged: trial "
+                                 f"{row['number']}: {problem}")
             trial = Trial(number=row["number"], x=point_from_json(self.space, row["point"]),
                           x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
                           error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
@@ -671,12 +697,26 @@ class Optimizer:
         pending = [t for t in self.trials if t.status == "pending"]
         logger.info("resuming %s: %d trials told, %d pending", storage.path,
                     len(self.trials) - len(pending), len(pending))
+        offers = meta.get("resume_offers", {})
+        if not (isinstance(offers, dict) and all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                for n in offers.values())):
+            raise ValueError(f"storage {str(storage.path)!r} is damaged: resume_offers "
+                             f"{offers!r} (allowed: trial numbers with counts >= 0)")
+        self._resume_offers = dict(offers)
         for trial in pending:
-            if self.resume_pending == "retry":
-                self._retry.append(trial.number)
-            else:
+            offered = self._resume_offers.get(str(trial.number), 0)
+            if self.resume_pending == "fail":
                 self._tell_trial(trial, None, error="abandoned: the run that asked for this "
                                  "point ended before telling its value")
+            elif offered >= MAX_RESUME_OFFERS:
+                logger.warning("trial %d: offered again %d times and every run ended before "
+                               "telling its value; recorded as failed", trial.number, offered)
+                self._tell_trial(trial, None, error=(
+                    f"abandoned: offered again {offered} times after runs that ended before "
+                    "telling its value (does evaluating this point kill the process?)"))
+            else:
+                self._retry.append(trial.number)
 
     # -- proposals ----------------------------------------------------------------
     def _make_initial_design(self, rng: np.random.Generator) -> np.ndarray:
@@ -1007,8 +1047,16 @@ def _as_value(y: Any) -> tuple[float | None, str | None]:
     """(value, None) for a finite number, (None, reason) otherwise."""
     if y is None:
         return None, "objective returned None"
-    if isinstance(y, (np.ndarray,)) and y.size == 1:
-        y = y.reshape(-1)[0]
+    if hasattr(y, "__array__") and not isinstance(y, (numbers.Number, np.generic)):
+        # A one-element array, pandas Series or tensor holds a number.
+        try:
+            array = np.asarray(y)
+        except Exception:  # noqa: BLE001 - whatever it is, it is not a number
+            array = None
+        if array is not None and array.size == 1 and array.dtype.kind in "biuf":
+            y = array.reshape(-1)[0]
+    if isinstance(y, decimal.Decimal):
+        y = float(y) if y.is_finite() else float("nan")
     if isinstance(y, bool) or not isinstance(y, (numbers.Real, np.floating, np.integer)):
         return None, f"objective returned {type(y).__name__} {y!r}, not a number"
     try:
@@ -1137,9 +1185,9 @@ acquisition_params, failure_value, y_transform, random_state, storage, resume_pe
 def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
          callbacks: list[Callable], verbose: bool, n_jobs: Any, executor: Any, timeout: Any,
          strategy: str, max_retries: int, progress_bar: bool) -> OptimizeResult:
-    x0 = list(x0) if x0 is not None else []
+    x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []
     if y0 is not None:
-        y0 = list(y0)
+        y0 = _as_list(y0, "y0", "a list of numbers, one per point of x0")
         if len(y0) != len(x0):
             raise ValueError(f"y0 has {len(y0)} values but x0 has {len(x0)} points")
         for x, y in zip(x0, y0):
@@ -1189,10 +1237,17 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
     return result
 
 
+def _as_list(values: Any, argname: str, allowed: str) -> list:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"{argname} must be {allowed}, got {values!r}")
+    return list(values)
+
+
 def _as_callbacks(callback: Any) -> list[Callable]:
     if callback is None:
         return []
-    callbacks = [callback] if callable(callback) else list(callback)
+    callbacks = [callback] if callable(callback) else _as_list(
+        callback, "callback", "callable or a list of callables")
     for cb in callbacks:
         if not callable(cb):
             raise ValueError(f"callback must be callable or a list of callables, got {cb!r}")

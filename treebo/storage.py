@@ -199,6 +199,27 @@ class StorageLockedError(RuntimeError):
     """Another live optimizer has the storage open."""
 
 
+def _refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file holding triggers or views: treebo creates neither, and a
+    trigger would run on every write (it could delete or rewrite trials)."""
+    found = conn.execute("SELECT type, name FROM sqlite_master "
+                         "WHERE type IN ('trigger', 'view') ORDER BY name").fetchall()
+    if found:
+        listed = ", ".join(f"{kind} {name!r}" for kind, name in found)
+        conn.close()
+        raise ValueError(f"storage {str(path)!r} holds {listed}; a treebo study has no "
+                         "triggers or views, so the file was changed by something else "
+                         "and is not opened")
+
+
+def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
+    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(trials)"))
+    if columns != _TRIAL_COLUMNS:
+        conn.close()
+        raise ValueError(f"storage {str(path)!r} is damaged: its trials table has the "
+                         f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}")
+
+
 class SQLiteStorage:
     """One study in one SQLite file.
 
@@ -246,13 +267,18 @@ class SQLiteStorage:
         if self._conn is not None:
             return self
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ValueError(f"storage {str(self.path)!r} cannot be created: its directory "
+                                 f"cannot be made ({error.strerror or error})") from None
             if self.lock:
                 self._acquire_lock()
         conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
+            _refuse_code_objects(conn, self.path)
             if read_only:
                 tables = {row[0] for row in conn.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -263,6 +289,7 @@ class SQLiteStorage:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
+            _check_trial_columns(conn, self.path)
         except sqlite3.DatabaseError as error:
             if conn is not None:
                 conn.close()
@@ -382,8 +409,12 @@ class SQLiteStorage:
         trials = []
         for row in rows:
             record = dict(zip(_TRIAL_COLUMNS, row))
-            record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
-            record["point"] = json.loads(record["point"])
+            try:
+                record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
+                record["point"] = json.loads(record["point"])
+            except (TypeError, ValueError) as error:  # not bytes / not 8-byte floats / not JSON
+                raise ValueError(f"storage {str(self.path)!r} is damaged: trial "
+                                 f"{record['number']!r}: {error}") from None
             trials.append(record)
         return trials
 
@@ -463,6 +494,95 @@ def point_from_json(space: Space, values: list) -> Any:
     if space._points_are_dicts:
         return dict(zip(space.names, decoded))
     return decoded
+
+
+_STATUSES = ("pending", "complete", "failed")
+_ORIGINS = ("initial", "model", "random", "user")
+_TIME_COLUMNS = ("fit_time", "acq_time", "eval_time", "asked_at", "told_at")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _stored_value_problem(dim: Any, value: Any) -> str | None:
+    """Why ``value`` (as :func:`point_to_json` stores it) is not a value of ``dim``."""
+    if isinstance(dim, Categorical):
+        if not (isinstance(value, int) and not isinstance(value, bool)
+                and 0 <= value < len(dim.categories)):
+            return (f"category index {value!r} (allowed: an integer from 0 to "
+                    f"{len(dim.categories) - 1})")
+        return None
+    if isinstance(dim, Real):
+        # The range is checked by the space's encoding (with its tolerance).
+        if not (_is_number(value) and math.isfinite(value)):
+            return f"{value!r} (allowed: a number in [{dim.low!r}, {dim.high!r}])"
+        return None
+    low, high = (dim.low, dim.high) if isinstance(dim, Integer) else (0, 1)
+    if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+        return f"{value!r} (allowed: an integer in [{low}, {high}])"
+    return None
+
+
+def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
+    """What is wrong with a stored trial row for ``space``, or ``None``.
+
+    A resume trusts nothing in the file it did not check: a point is shown to
+    the objective and told to the surrogate, so each stored value must be one
+    of its dimension's values, the encoded point must be that point's
+    encoding, and status, value, error, seed and timings must have their
+    types.
+
+    Parameters
+    ----------
+    space : Space
+    row : dict
+        One row of :meth:`SQLiteStorage.load_trials`.
+
+    Returns
+    -------
+    str or None
+        A description of the first problem found.
+    """
+    status = row["status"]
+    if status not in _STATUSES:
+        return f"status {status!r} (allowed: {', '.join(_STATUSES)})"
+    if row["origin"] not in _ORIGINS:
+        return f"origin {row['origin']!r} (allowed: {', '.join(_ORIGINS)})"
+    point = row["point"]
+    if not isinstance(point, list) or len(point) != len(space.dimensions):
+        return f"point {point!r} (allowed: a list of {len(space.dimensions)} values)"
+    for dim, value in zip(space.dimensions, point):
+        problem = _stored_value_problem(dim, value)
+        if problem is not None:
+            return f"{dim.name!r} = {problem}"
+    try:
+        expected = space.encode([point_from_json(space, point)])[0]
+    except ValueError as error:
+        return f"point {point!r}: {error}"
+    encoded = row["x_encoded"]
+    # Proposed points are stored as the snapped candidate the point was decoded
+    # from, which equals its re-encoding up to rounding in real columns.
+    if encoded.shape != expected.shape or not np.allclose(encoded, expected, rtol=0,
+                                                          atol=1e-9):
+        return f"encoded point {encoded.tolist()!r} is not the encoding of point {point!r}"
+    value = row["value"]
+    if status == "complete":
+        if not (_is_number(value) and math.isfinite(value)):
+            return f"value {value!r} of a complete trial (allowed: a finite number)"
+    elif value is not None:
+        return f"value {value!r} of a {status} trial (allowed: none)"
+    if row["error"] is not None and not isinstance(row["error"], str):
+        return f"error {row['error']!r} (allowed: text or none)"
+    if row["seed"] is not None and not (isinstance(row["seed"], int)
+                                        and not isinstance(row["seed"], bool)
+                                        and row["seed"] >= 0):
+        return f"seed {row['seed']!r} (allowed: an integer >= 0 or none)"
+    for column in _TIME_COLUMNS:
+        if row[column] is not None and not (_is_number(row[column])
+                                            and math.isfinite(row[column])):
+            return f"{column} {row[column]!r} (allowed: a finite number or none)"
+    return None
 
 
 def space_description(space: Space) -> dict:
