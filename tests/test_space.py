@@ -1,10 +1,14 @@
 import math
+import numbers
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from treebo import Optimizer
 from treebo.space import Binary, Categorical, Integer, Real, Space
 
 # -- strategies -----------------------------------------------------------------------
@@ -202,3 +206,213 @@ def test_infeasible_points_raise_value_error_naming_the_dimension(point, message
 def test_encode_rejects_a_bare_point():
     with pytest.raises(ValueError, match="wrap a single point"):
         Space([Real(0, 1), Real(0, 1)]).encode([0.1, 0.2])
+
+
+# -- bad input: refused with a message naming the dimension, or accepted as the number it is
+
+MIXED = Space([Real(0, 1, name="x"), Integer(0, 3, name="n"), Categorical(["a", "b"], name="c"),
+               Binary(name="b")])
+REAL_TAKES = "a Real dimension takes an int or float"
+INTEGER_TAKES = "an Integer dimension takes an int"
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("point, message", [
+    (["0.5", 2, "a", 1], f"dimension 'x': value '0.5' is a string, not a number; {REAL_TAKES}"),
+    ([b"0.5", 2, "a", 1], "dimension 'x': value b'0.5' is a string, not a number"),
+    ([np.str_("0.5"), 2, "a", 1], r"dimension 'x': value np.str_\('0.5'\) is a string"),
+    ([0.5, "2", "a", 1], f"dimension 'n': value '2' is a string, not a number; {INTEGER_TAKES}"),
+    ([0.5, 2, "a", "1"], "dimension 'b': value '1' is a string, not a number; a Binary dimension "
+                         "takes 0, 1, False or True"),
+    ([True, 2, "a", 1], f"dimension 'x': value True is a bool, not a number; {REAL_TAKES}"),
+    ([0.5, False, "a", 1], f"dimension 'n': value False is a bool, not a number; {INTEGER_TAKES}"),
+    ([0.5, np.bool_(True), "a", 1], "dimension 'n': value np.True_ is a bool, not a number"),
+    ([np.array(True), 2, "a", 1], r"dimension 'x': value array\(True\) is a bool"),
+    ([[0.5], 2, "a", 1], r"dimension 'x': value \[0.5\] is a list, not a single number"),
+    ([0.5, (2,), "a", 1], r"dimension 'n': value \(2,\) is a tuple, not a single number"),
+    ([np.array([0.5]), 2, "a", 1], r"dimension 'x': value array\(\[0.5\]\) is an array of "
+                                   r"shape \(1,\), not a single number"),
+    ([None, 2, "a", 1], f"dimension 'x': value None is not a number; {REAL_TAKES}"),
+    ([0.5 + 0j, 2, "a", 1], r"dimension 'x': value \(0.5\+0j\) is not a real number"),
+], ids=["str", "bytes", "np.str_", "str-integer", "str-binary", "bool-real", "bool-integer",
+        "np.bool_-integer", "0d-bool-real", "list", "tuple", "1d-array", "None", "complex"])
+def test_garbage_point_values_are_refused_naming_the_dimension(point, message):
+    with pytest.raises(ValueError, match=message):
+        MIXED.encode([point])
+
+
+@pytest.mark.fault
+def test_a_nested_value_in_a_two_dimensional_point_is_refused():
+    with pytest.raises(ValueError, match=r"dimension 'x0': value \[0.5\] is a list"):
+        Space([Real(0, 1), Integer(0, 3)]).encode([[[0.5], 1]])
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("x", [["0.5", 2, "a", 1], [True, 2, "a", 1], [[0.5], 2, "a", 1]])
+def test_tell_refuses_garbage_and_records_nothing(x):
+    opt = Optimizer(MIXED, random_state=0)
+    with pytest.raises(ValueError, match="dimension 'x': value"):
+        opt.tell(x, 1.0)
+    assert opt.trials == []
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("make, message", [
+    (lambda: Real(1, 2, log="yes", name="lr"), "dimension 'lr': log must be True or False, "
+                                               "got 'yes'"),
+    (lambda: Integer(1, 8, log=1, name="depth"), "dimension 'depth': log must be True or False"),
+    (lambda: Real(-1e308, 1e308, name="lr"), "dimension 'lr': high - low overflows float64; low "
+                                             r"and high must be less than 1.798e\+308 apart"),
+    (lambda: Real(0, 5e-324, name="lr"), r"dimension 'lr': \[low, high\] = \[0.0, 5e-324\] "
+                                         "holds only 2 float64 values; a Real needs at least "
+                                         r"2\*\*20 = 1048576"),
+    (lambda: Real(1, 1 + 2.3e-16, name="lr"), r"dimension 'lr': \[low, high\] = "
+                                              r"\[1.0, 1.0000000000000002\] holds only 2"),
+    (lambda: Real(1, 1 + 1e-12, name="lr"), "dimension 'lr': .* holds only 4505 float64 values"),
+    (lambda: Real(1e300, 1e300 * (1 + 1e-9), log=True, name="lr"),
+     r"dimension 'lr': \[log\(low\), log\(high\)\] = .* holds only 8797 float64 values"),
+    (lambda: Real(0, 10**400, name="lr"), "dimension 'lr': high must be finite and within the "
+                                          r"float64 range \(magnitude at most 1.798e\+308\), "
+                                          r"got 1000000000.*\.\.\.$"),
+    (lambda: Real(Fraction(-10**400, 3), 0, name="lr"), "dimension 'lr': low must be finite"),
+    (lambda: Integer(0, 10**30, name="depth"), "dimension 'depth': high must lie within "
+                                               r"\+-2\*\*49 = \+-562949953421312"),
+    (lambda: Integer(-2**49 - 1, 0, name="depth"), "dimension 'depth': low must lie within"),
+    (lambda: Integer(0, 2.0**53, name="depth"), "dimension 'depth': high must lie within"),
+    (lambda: Integer(1, 2**40 + 1, log=True, name="depth"),
+     r"dimension 'depth': a log-uniform prior needs high <= 2\*\*40 = 1099511627776"),
+    (lambda: Integer(0, Decimal("5.5"), name="depth"), "dimension 'depth': high must be an "
+                                                       r"integer, got Decimal\('5.5'\)"),
+], ids=["log-str", "log-int", "span-overflow", "subnormal-span", "2-floats", "4505-floats",
+        "log-scale-degenerate", "real-beyond-float64", "fraction-beyond-float64",
+        "integer-10**30", "integer-below-limit", "integer-float-2**53", "log-integer-2**40+1",
+        "integer-decimal-5.5"])
+def test_bad_bounds_are_refused_naming_the_argument(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("make, expected", [
+    (lambda: Real(Decimal(0), 1), Real(0.0, 1.0)),
+    (lambda: Real(Fraction(0), 1), Real(0.0, 1.0)),
+    (lambda: Real(np.array(0.0), 1), Real(0.0, 1.0)),
+    (lambda: Real(Fraction(1, 4), Decimal("0.5"), log=np.bool_(True)), Real(0.25, 0.5, log=True)),
+    (lambda: Integer(Decimal(0), Fraction(10, 2)), Integer(0, 5)),
+    (lambda: Integer(np.array(3), np.uint64(7)), Integer(3, 7)),
+    (lambda: Space([(Decimal(0), Fraction(1, 2))]).dimensions[0], Real(0.0, 0.5, name="x0")),
+], ids=["decimal", "fraction", "0d-array", "fraction-decimal-np.bool_-log", "integer-decimal",
+        "integer-0d-uint64", "shorthand"])
+def test_bounds_of_any_real_number_type_are_accepted(make, expected):
+    dim = make()
+    assert dim == expected
+    assert type(dim.low) is type(expected.low) and type(dim.high) is type(expected.high)
+
+
+@pytest.mark.fault
+def test_integer_bounds_are_exact_up_to_the_limit_and_refused_beyond():
+    for dim in (Integer(-2**49, 2**49), Integer(2**49 - 10**4, 2**49),
+                Integer(2**40 - 10**4, 2**40, log=True)):
+        values = [*range(dim.low, dim.low + 1000), *range(dim.high - 1000, dim.high + 1)]
+        assert dim.decode(dim.encode(values)) == values
+    with pytest.raises(ValueError, match="dimension 'depth': high must lie within"):
+        Integer(0, 2**49 + 1, name="depth")
+
+
+# Fuzzing: random (possibly garbage) bounds and point values.
+
+def _unwrap(value):
+    return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def _is_number(value, bools=False):
+    value = _unwrap(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bools
+    return isinstance(value, (numbers.Real, Decimal))
+
+
+def _as_types(value, dim_kind):
+    """``value`` as one of the number types a user may pass to ``dim_kind`` (all exact)."""
+    kinds = [lambda v: v, np.float64, np.array, Decimal, Fraction]
+    if dim_kind is not Real:
+        kinds += [int, np.int64]
+    if dim_kind is Binary:
+        kinds += [bool, np.bool_]
+    return st.sampled_from(kinds).map(lambda kind: kind(value))
+
+
+garbage = st.one_of(
+    st.text(max_size=3), st.binary(max_size=2), st.booleans(), st.none(),
+    st.sampled_from([np.str_("0.5"), np.bool_(True), np.array(False), 0.5 + 0j, object(), {}]),
+    st.lists(finite, max_size=2), finite.map(lambda v: np.array([v])))
+
+any_number = st.one_of(
+    st.floats(), st.integers(-2**60, 2**60), st.sampled_from([10**30, -10**400, 2**49, 2**53]),
+    st.decimals(), st.fractions(), finite.map(np.float64), st.integers(-10**6, 10**6).map(np.int64),
+    finite.map(np.array))
+
+
+@st.composite
+def fuzzed_dimension_specs(draw):
+    kind = draw(st.sampled_from([Real, Integer, Binary]))
+    if kind is Binary:
+        return kind, None, None, False
+    if draw(st.integers(0, 2)):  # mostly sensible bounds, as any exact number type
+        integer = kind is Integer
+        low = draw(st.integers(-1000, 1000) if integer else finite)
+        high = low + draw(st.integers(1, 1000) if integer else st.floats(1e-3, 1e6))
+        low, high = draw(_as_types(low, kind)), draw(_as_types(high, kind))
+    else:
+        low, high = draw(st.one_of(any_number, garbage)), draw(st.one_of(any_number, garbage))
+    log = draw(st.sampled_from([False, False, True, np.bool_(True), "yes", 1, None]))
+    return kind, low, high, log
+
+
+@pytest.mark.fault
+@settings(max_examples=200, deadline=None)
+@given(st.lists(fuzzed_dimension_specs(), min_size=1, max_size=4), st.data())
+def test_fuzzed_input_is_refused_naming_the_dimension_or_round_trips(specs, data):
+    dims = []
+    for i, (kind, low, high, log) in enumerate(specs):
+        name = f"d{i}"
+        try:
+            dims.append(Binary(name=name) if kind is Binary
+                        else kind(low, high, log=log, name=name))
+        except (ValueError, TypeError) as error:
+            assert f"dimension {name!r}: " in str(error)
+            assert any(arg in str(error) for arg in ("low", "high", "log")), str(error)
+            continue
+        if kind is not Binary:
+            assert _is_number(low) and _is_number(high) and isinstance(log, (bool, np.bool_))
+            assert math.isfinite(dims[-1].low) and dims[-1].low < dims[-1].high
+    if not dims:
+        return
+    space = Space(dims)
+    point, must_fail, may_fail = [], [], []
+    for dim in dims:
+        how = data.draw(st.sampled_from(["valid", "valid", "number", "garbage"]))
+        if how == "valid":
+            seed = data.draw(st.integers(0, 2**32 - 1))
+            value = dim.decode(np.random.default_rng(seed).random((1, 1)))[0]
+            value = data.draw(_as_types(value, type(dim)))
+        else:
+            value = data.draw(any_number if how == "number" else garbage)
+            may_fail.append(dim.name)
+            if not _is_number(value, bools=isinstance(dim, Binary)):
+                must_fail.append(dim.name)
+        point.append(value)
+    try:
+        X = space.encode([point])
+    except (ValueError, TypeError) as error:
+        assert any(f"dimension {n!r}: " in str(error) for n in may_fail), str(error)
+        return
+    assert not must_fail, f"garbage accepted for {must_fail}: {point!r}"
+    assert np.all(np.isfinite(X)) and np.all((X >= 0) & (X <= 1))
+    for dim, given_value, back in zip(dims, point, space.decode(X)[0]):
+        given_value = _unwrap(given_value)
+        if isinstance(dim, Real):
+            assert math.isclose(float(given_value), back, rel_tol=1e-9,
+                                abs_tol=1e-9 * (dim.high - dim.low))
+        else:
+            assert back == given_value

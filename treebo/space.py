@@ -30,7 +30,10 @@ columns and up to floating-point rounding in real ones (which it only clips).
 from __future__ import annotations
 
 import math
+import numbers
+import sys
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -39,9 +42,78 @@ __all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension"]
 
 _PRIORS = ("uniform", "log-uniform")
 
+# A real interval must hold at least this many float64 values (on the scale
+# it is encoded on): encoded values about a millionth of the range apart then
+# still decode to different reals, so candidates that the acquisition tells
+# apart are not all the same point to the objective.
+_MIN_REAL_VALUES = 2**20
+
+# Integer bounds within +-2**49 keep every integer, the edges of its share
+# (k +- 0.5) and the encode/decode arithmetic exact to well under 0.5 in
+# float64, so decode(encode(k)) == k for every k. The log-uniform encoding
+# loses more bits in log/exp, hence its lower limit.
+_MAX_INTEGER_BOUND = 2**49
+_MAX_LOG_INTEGER_BOUND = 2**40
+
+# Exact types whose lists numpy converts to float without surprises (bool is
+# not among them: bool is not a number for Real and Integer dimensions).
+_PLAIN_NUMBER_TYPES = frozenset({int, float, np.float64, np.float32, np.int64, np.int32})
+
+_NUMBER_KINDS = "an int or float (numpy numbers, Decimal, Fraction and 0-d arrays too)"
+
 
 def _label(name: str | None) -> str:
     return f"dimension {name!r}" if name is not None else "dimension"
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, shortened so that a 400-digit integer stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+def _unwrap(value: Any) -> Any:
+    """The scalar held by a 0-d array, so that it is judged like that scalar."""
+    while isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return value
+
+
+def _why_not_a_number(value: Any, allow_bool: bool = False) -> str | None:
+    """Why ``value`` (already unwrapped) is not one real number, or None if it is.
+
+    Accepted: ``numbers.Real`` (which covers numpy integers and floats),
+    ``Decimal``, and anything ``float()`` converts that is neither a string
+    nor a sequence (scalars of other array libraries). Bools only with
+    ``allow_bool``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return None if allow_bool else "is a bool, not a number"
+    if isinstance(value, (str, bytes)):  # np.str_ and np.bytes_ too
+        return "is a string, not a number"
+    if isinstance(value, (numbers.Real, Decimal)):
+        return None
+    if isinstance(value, np.ndarray):
+        return f"is an array of shape {value.shape}, not a single number"
+    if isinstance(value, Sequence) or np.ndim(value) > 0:
+        return f"is a {type(value).__name__}, not a single number"
+    if isinstance(value, numbers.Number):
+        return "is not a real number"
+    try:
+        float(value)
+    except (TypeError, ValueError, OverflowError):
+        return "is not a number"
+    return None
+
+
+def _to_float(value: Any) -> float:
+    """``float(value)`` for an accepted number, saturating instead of raising."""
+    try:
+        return float(value)
+    except OverflowError:  # an int or Fraction beyond the float64 range
+        return math.inf if value > 0 else -math.inf
+    except ValueError:  # Decimal('sNaN')
+        return math.nan
 
 
 class Dimension:
@@ -98,18 +170,32 @@ class Dimension:
 
 
 def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple:
+    """Validate and convert the bounds of a Real (to floats) or an Integer (to ints)."""
     kind = "integers" if integer else "real numbers"
+    converted = []
     for which, value in (("low", low), ("high", high)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{_label(name)}: {which} must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"{_label(name)}: {which} must be finite, got {value!r}")
-        if integer and float(value) != int(value):
-            raise ValueError(f"{_label(name)}: {which} must be an integer, got {value!r}")
-    if integer:
-        low, high = int(low), int(high)
-    else:
-        low, high = float(low), float(high)
+        value = _unwrap(value)
+        if _why_not_a_number(value) is not None:
+            raise ValueError(f"{_label(name)}: {which} must be a number: {_NUMBER_KINDS}, "
+                             f"not a bool, string or sequence; got {_shown(value)}")
+        as_float = _to_float(value)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{_label(name)}: {which} must be finite and within the float64 "
+                             f"range (magnitude at most {sys.float_info.max:.4g}), "
+                             f"got {_shown(value)}")
+        if not integer:
+            converted.append(as_float)
+            continue
+        # Exact for ints of any size; floor() is exact for floats, Decimal and Fraction.
+        exact = int(value) if isinstance(value, numbers.Integral) else math.floor(value)
+        if exact != value:
+            raise ValueError(f"{_label(name)}: {which} must be an integer, got {_shown(value)}")
+        if abs(exact) > _MAX_INTEGER_BOUND:
+            raise ValueError(f"{_label(name)}: {which} must lie within +-2**49 = "
+                             f"+-{_MAX_INTEGER_BOUND} so that every integer of the range is "
+                             f"encoded exactly in float64, got {_shown(value)}")
+        converted.append(exact)
+    low, high = converted
     if not low < high:
         raise ValueError(f"{_label(name)}: low must be smaller than high ({kind}), "
                          f"got low={low!r}, high={high!r}")
@@ -117,28 +203,96 @@ def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple
 
 
 def _check_prior(prior: str | None, log: bool, name: str | None) -> str:
+    if not isinstance(log, (bool, np.bool_)):
+        # Any truthy object used to mean log-uniform; a typo then changed the prior.
+        raise ValueError(f"{_label(name)}: log must be True or False, got {_shown(log)}")
     if prior is None:
         return "log-uniform" if log else "uniform"
-    if prior not in _PRIORS:
+    if not isinstance(prior, str) or prior not in _PRIORS:
         raise ValueError(f"{_label(name)}: prior must be one of {_PRIORS}, got {prior!r}")
     if log and prior != "log-uniform":
         raise ValueError(f"{_label(name)}: log=True contradicts prior={prior!r}")
     return prior
 
 
+def _float_ordinal(x: float) -> int:
+    """Position of ``x`` among the float64 values: neighbours differ by 1, -0.0 is 0.0."""
+    bits = int(np.float64(x).view(np.int64))
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _check_resolution(lo: float, hi: float, name: str | None, scale: str) -> None:
+    """Refuse an encoded interval ``[lo, hi]`` too wide or too narrow for float64.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The interval on the scale the dimension is encoded on.
+    name : str or None
+        Name of the dimension, for messages.
+    scale : str
+        How messages call the interval: ``"[low, high]"`` or
+        ``"[log(low), log(high)]"``.
+    """
+    if not math.isfinite(hi - lo):
+        raise ValueError(f"{_label(name)}: high - low overflows float64; low and high must be "
+                         f"less than {sys.float_info.max:.4g} apart (rescale the parameter), "
+                         f"got low={lo!r}, high={hi!r}")
+    count = _float_ordinal(hi) - _float_ordinal(lo) + 1
+    if count < _MIN_REAL_VALUES:
+        raise ValueError(f"{_label(name)}: {scale} = [{lo!r}, {hi!r}] holds only {count} "
+                         f"float64 values; a Real needs at least 2**20 = {_MIN_REAL_VALUES} so "
+                         "that distinct candidates decode to distinct values (widen the "
+                         "interval, or shift or rescale the parameter)")
+
+
 def _first(values: Sequence[Any], bad: np.ndarray) -> Any:
     """The first offending value as the user gave it (for error messages)."""
-    value = list(values)[int(np.flatnonzero(bad)[0])]
+    flat = values.reshape(-1) if isinstance(values, np.ndarray) else list(values)
+    value = flat[int(np.flatnonzero(bad)[0])]
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _as_float_column(values: Sequence[Any], dim: Dimension) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{_label(dim.name)}: expected numbers, "
-                         f"got {list(values)[:5]!r}") from None
-    return array
+def _number_column(values: Sequence[Any], dim: Dimension, takes: str,
+                   allow_bool: bool = False) -> np.ndarray:
+    """The values of one dimension as a float array, refusing anything but single numbers.
+
+    Parameters
+    ----------
+    values : sequence
+        One value per point.
+    dim : Dimension
+        The dimension (named in error messages).
+    takes : str
+        What the dimension takes, for error messages.
+    allow_bool : bool, default False
+        Accept ``True``/``False`` (as 1 and 0).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Out-of-range values (including ints too large for a float, as
+        +-inf) are left to the caller's range check.
+    """
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind in ("iufb" if allow_bool else "iuf"):
+            return values.astype(float).reshape(-1)
+        values = list(values.reshape(-1))
+    values = values if isinstance(values, list) else list(values)
+    plain = _PLAIN_NUMBER_TYPES | {bool} if allow_bool else _PLAIN_NUMBER_TYPES
+    if plain.issuperset(map(type, values)):
+        try:
+            return np.array(values, dtype=float).reshape(-1)
+        except OverflowError:  # an int beyond float64; saturated one by one below
+            pass
+    column = np.empty(len(values))
+    for i, value in enumerate(values):
+        scalar = _unwrap(value)
+        why = _why_not_a_number(scalar, allow_bool)
+        if why is not None:
+            raise ValueError(f"{_label(dim.name)}: value {_shown(value)} {why}; {takes}")
+        column[i] = _to_float(scalar)
+    return column
 
 
 class Real(Dimension):
@@ -147,7 +301,11 @@ class Real(Dimension):
     Parameters
     ----------
     low, high : float
-        Bounds, ``low < high``, both finite.
+        Bounds, ``low < high``, both finite: any real number (int, float,
+        numpy number, ``Decimal``, ``Fraction`` or 0-d array, not a bool),
+        stored as floats. The interval must hold at least ``2**20`` float64
+        values on the encoded scale (so about ``2.3e-10 * max(|low|, |high|)``
+        wide for a uniform prior), and ``high - low`` must not overflow.
     prior : {"uniform", "log-uniform"}, default "uniform"
         ``"log-uniform"`` encodes ``log(x)``, so candidates are spread evenly
         over orders of magnitude; it needs ``low > 0``.
@@ -155,6 +313,11 @@ class Real(Dimension):
         Shorthand for ``prior="log-uniform"``.
     name : str, optional
         Name of the dimension, used in points given as dicts and in errors.
+
+    Notes
+    -----
+    Values given to :meth:`encode` must be single numbers as above; strings,
+    bools and sequences are refused with a ``ValueError``.
     """
 
     def __init__(self, low: float, high: float, prior: str | None = None, *, log: bool = False,
@@ -164,8 +327,10 @@ class Real(Dimension):
         self.prior = _check_prior(prior, log, name)
         if self.prior == "log-uniform" and self.low <= 0:
             raise ValueError(f"{_label(name)}: a log-uniform prior needs low > 0, got low={low!r}")
+        _check_resolution(self.low, self.high, name, "[low, high]")
         if self.prior == "log-uniform":
             self._lo, self._hi = math.log(self.low), math.log(self.high)
+            _check_resolution(self._lo, self._hi, name, "[log(low), log(high)]")
         else:
             self._lo, self._hi = self.low, self.high
 
@@ -182,14 +347,14 @@ class Real(Dimension):
         return math.inf
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = _as_float_column(values, self)
+        x = _number_column(values, self, f"a Real dimension takes {_NUMBER_KINDS}")
         # A tiny relative tolerance lets values that went through a decode
         # round trip (or a float32 copy) back in without a spurious error.
         tol = 1e-9 * (self.high - self.low)
         bad = ~((x >= self.low - tol) & (x <= self.high + tol))
         if bad.any():
-            raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is outside "
-                             f"[{self.low!r}, {self.high!r}]")
+            raise ValueError(f"{_label(self.name)}: value {_shown(_first(values, bad))} is "
+                             f"outside [{self.low!r}, {self.high!r}]")
         x = np.clip(x, self.low, self.high)
         if self.prior == "log-uniform":
             x = np.log(x)
@@ -215,10 +380,14 @@ class Integer(Dimension):
     Parameters
     ----------
     low, high : int
-        Inclusive bounds, ``low < high``.
+        Inclusive bounds, ``low < high``, within ``+-2**49`` so that every
+        integer of the range is encoded exactly. Integral floats, numpy
+        numbers, ``Decimal``, ``Fraction`` and 0-d arrays are accepted and
+        stored as ints; bools are not.
     prior : {"uniform", "log-uniform"}, default "uniform"
         ``"log-uniform"`` spreads candidates evenly over orders of magnitude;
-        it needs ``low >= 1``.
+        it needs ``1 <= low`` and ``high <= 2**40`` (log and exp lose more
+        bits).
     log : bool, default False
         Shorthand for ``prior="log-uniform"``.
     name : str, optional
@@ -232,6 +401,10 @@ class Integer(Dimension):
         self.prior = _check_prior(prior, log, name)
         if self.prior == "log-uniform" and self.low < 1:
             raise ValueError(f"{_label(name)}: a log-uniform prior needs low >= 1, got low={low!r}")
+        if self.prior == "log-uniform" and self.high > _MAX_LOG_INTEGER_BOUND:
+            raise ValueError(f"{_label(name)}: a log-uniform prior needs high <= 2**40 = "
+                             f"{_MAX_LOG_INTEGER_BOUND} so that every integer of the range is "
+                             f"encoded exactly in float64, got high={self.high!r}")
         if self.prior == "log-uniform":
             self._lo, self._hi = math.log(self.low - 0.5), math.log(self.high + 0.5)
         else:
@@ -253,11 +426,12 @@ class Integer(Dimension):
         return list(range(self.low, self.high + 1))
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = _as_float_column(values, self)
+        x = _number_column(values, self, "an Integer dimension takes an int (or an integral "
+                           "float, numpy number, Decimal, Fraction or 0-d array)")
         bad = ~((x >= self.low) & (x <= self.high) & (x == np.round(x)))
         if bad.any():
-            raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is not an "
-                             f"integer in [{self.low}, {self.high}]")
+            raise ValueError(f"{_label(self.name)}: value {_shown(_first(values, bad))} is not "
+                             f"an integer in [{self.low}, {self.high}]")
         t = np.log(x) if self.prior == "log-uniform" else x
         return ((t - self._lo) / (self._hi - self._lo))[:, None]
 
@@ -369,7 +543,8 @@ class Binary(Dimension):
         return [0, 1]
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = _as_float_column(values, self)
+        x = _number_column(values, self, "a Binary dimension takes 0, 1, False or True",
+                           allow_bool=True)
         bad = ~((x == 0) | (x == 1))
         if bad.any():
             raise ValueError(f"{_label(self.name)}: value {_first(values, bad)!r} is not 0 or 1")
@@ -640,11 +815,10 @@ def _as_dimension(spec: Any, name: str) -> Dimension:
     if isinstance(spec, Dimension):
         return spec
     if isinstance(spec, tuple) and len(spec) == 2:
-        low, high = spec
-        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in spec):
+        low, high = (_unwrap(v) for v in spec)
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in (low, high)):
             return Integer(low, high, name=name)
-        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-               for v in spec):
+        if all(_why_not_a_number(v) is None for v in (low, high)):
             return Real(low, high, name=name)
     if isinstance(spec, list):
         return Categorical(spec, name=name)
