@@ -79,7 +79,18 @@ def test_snap_is_encode_of_decode_and_idempotent(data):
     space, _, rng = data
     U = rng.random((20, space.n_columns))
     snapped = space.snap(U)
-    np.testing.assert_allclose(snapped, space.encode(space.decode(U)), rtol=0, atol=1e-12)
+    # A real column goes through low + u * span and back: each step rounds to
+    # the float spacing at max(|low|, |high|), which is span-relative error
+    # eps * max(|low|, |high|) / span in u (on the log scale for log priors).
+    # Issue 17: a fixed atol of 1e-12 failed for Real(21.16, 21.16015625).
+    for dim, cols in zip(space.dimensions, space._slices):
+        if isinstance(dim, Real):
+            scale = max(abs(dim._lo), abs(dim._hi)) / (dim._hi - dim._lo)
+            atol = 8 * np.finfo(float).eps * max(scale, 1.0)
+            if dim.prior == "log-uniform":  # exp then log: relative error of x, in log units
+                atol += 8 * np.finfo(float).eps / (dim._hi - dim._lo)
+            np.testing.assert_allclose(snapped[:, cols], space.encode(space.decode(U))[:, cols],
+                                       rtol=0, atol=atol)
     discrete = [c for d, c in zip(space.dimensions, space._slices) if not isinstance(d, Real)]
     for cols in discrete:
         np.testing.assert_array_equal(snapped[:, cols], space.encode(space.decode(U))[:, cols])

@@ -432,15 +432,25 @@ class Integer(Dimension):
         if bad.any():
             raise ValueError(f"{_label(self.name)}: value {_shown(_first(values, bad))} is not "
                              f"an integer in [{self.low}, {self.high}]")
-        t = np.log(x) if self.prior == "log-uniform" else x
-        return ((t - self._lo) / (self._hi - self._lo))[:, None]
+        return self._encode_floats(x)
 
     def decode(self, columns: np.ndarray) -> list:
+        return [int(v) for v in self._nearest(columns)]
+
+    def _nearest(self, columns: np.ndarray) -> np.ndarray:
+        """The integers (as floats) that encoded columns decode to, shape (n,)."""
         u = np.clip(np.asarray(columns, dtype=float).reshape(-1), 0.0, 1.0)
         t = self._lo + u * (self._hi - self._lo)
         x = np.exp(t) if self.prior == "log-uniform" else t
-        k = np.clip(np.floor(x + 0.5), self.low, self.high)
-        return [int(v) for v in k]
+        return np.clip(np.floor(x + 0.5), self.low, self.high)
+
+    def _encode_floats(self, x: np.ndarray) -> np.ndarray:
+        t = np.log(x) if self.prior == "log-uniform" else x
+        return ((t - self._lo) / (self._hi - self._lo))[:, None]
+
+    def snap(self, columns: np.ndarray) -> np.ndarray:
+        # encode(decode(columns)) without the round trip through Python ints.
+        return self._encode_floats(self._nearest(columns))
 
 
 class Categorical(Dimension):
@@ -553,6 +563,10 @@ class Binary(Dimension):
     def decode(self, columns: np.ndarray) -> list:
         u = np.asarray(columns, dtype=float).reshape(-1)
         return [int(v) for v in (u >= 0.5)]
+
+    def snap(self, columns: np.ndarray) -> np.ndarray:
+        # encode(decode(columns)) without the round trip through Python ints.
+        return (np.asarray(columns, dtype=float).reshape(-1, 1) >= 0.5) + 0.0
 
 
 class Space:
@@ -748,10 +762,7 @@ class Space:
         X = self._check_array(X, "X")
         out = np.empty_like(X)
         for dim, cols in zip(self.dimensions, self._slices):
-            if isinstance(dim, (Real, Categorical)):
-                out[:, cols] = dim.snap(X[:, cols])
-            else:
-                out[:, cols] = dim.encode(dim.decode(X[:, cols])).reshape(len(X), -1)
+            out[:, cols] = dim.snap(X[:, cols])
         return out
 
     def sample(self, n_points: int, random_state: Any = None) -> list:
