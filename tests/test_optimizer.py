@@ -561,3 +561,22 @@ def test_a_value_that_is_not_one_number_is_a_failed_trial(y, reason):
 def test_bad_minimize_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         minimize(lambda x: x[0], [Real(0.0, 1.0)], n_calls=3, **kwargs)
+
+
+def test_the_result_lists_told_trials_by_number_whatever_order_they_were_told_in():
+    # get_result keeps its columns up to date trial by trial (issue 15.5); a
+    # batch told backwards must still come out in trial order, and a tie for
+    # the best value goes to the earlier trial, as a scan of all trials gives.
+    opt = Optimizer([Real(0.0, 1.0), Real(0.0, 1.0)], random_state=0, n_initial_points=6)
+    batch = opt.ask(6)
+    values = [3.0, 1.0, 2.0, 1.0, float("nan"), 5.0]
+    for x, y in reversed(list(zip(batch, values))):
+        result = opt.tell(x, y)
+    assert result.x_iters == batch
+    np.testing.assert_array_equal(result.func_vals, values)
+    assert result.statuses == ["complete"] * 4 + ["failed", "complete"]
+    assert result.x == batch[1] and result.fun == 1.0 and result.n_failed == 1
+    # An earlier result is a snapshot: later tells do not change it.
+    first = opt.tell([0.5, 0.5], 0.5)
+    opt.tell([0.25, 0.25], 0.25)
+    assert len(first.x_iters) == 7 and first.fun == 0.5

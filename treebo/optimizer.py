@@ -17,6 +17,7 @@ to SQLite at once and a reopened study resumes where it stopped
 
 from __future__ import annotations
 
+import bisect
 import copy
 import decimal
 import json
@@ -68,6 +69,48 @@ RESUME_PENDING = ("retry", "fail")
 #: out-of-memory killer) would otherwise crash every resume, since it is
 #: offered first each time; after this many offers it is recorded as failed.
 MAX_RESUME_OFFERS = 2
+
+
+class _ToldColumns:
+    """The columns of :meth:`Optimizer.get_result` over the told trials, by trial number.
+
+    Trials are inserted once, when told (a told trial never changes again),
+    usually at the end since trials are mostly told in the order they were
+    asked; numeric columns live in arrays that grow by doubling, so a result
+    costs copies, not a pass over every trial.
+    """
+
+    def __init__(self) -> None:
+        self.number: list[int] = []
+        self.x: list[Any] = []
+        self.status: list[str] = []
+        self.error: list[str | None] = []
+        self._numbers = np.empty((3, 64))  # value (NaN unless complete), fit, acq seconds
+        self.n_failed = 0
+        self.best: Trial | None = None
+
+    def insert(self, trial: Trial) -> None:
+        at, n = bisect.bisect(self.number, trial.number), len(self.number)
+        self.number.insert(at, trial.number)
+        self.x.insert(at, trial.x)
+        self.status.insert(at, trial.status)
+        self.error.insert(at, trial.error)
+        if n == self._numbers.shape[1]:
+            self._numbers = np.concatenate([self._numbers, np.empty_like(self._numbers)], axis=1)
+        complete = trial.status == "complete"
+        self._numbers[:, at + 1:n + 1] = self._numbers[:, at:n].copy()
+        self._numbers[:, at] = (trial.value if complete else math.nan, trial.fit_time,
+                                trial.acq_time)
+        self.n_failed += trial.status == "failed"
+        # The lowest value, and on a tie the lowest trial number.
+        best = self.best
+        if complete and (best is None or trial.value < best.value
+                         or (trial.value == best.value and trial.number < best.number)):
+            self.best = trial
+
+    def column(self, row: int) -> np.ndarray:
+        """A copy of numeric column ``row`` (0 value, 1 fit, 2 acquisition seconds)."""
+        return self._numbers[row, :len(self.number)].copy()
 
 
 class SpaceExhausted(RuntimeError):
@@ -412,6 +455,10 @@ class Optimizer:
         # and how often each trial was offered again so far (kept in the storage).
         self._retry: list[int] = []
         self._resume_offers: dict[str, int] = {}
+        # The told trials' result columns, kept up to date from the trials told
+        # since the last result, so that tell() costs the same at any history length.
+        self._told: _ToldColumns | None = None
+        self._newly_told: list[Trial] = []
         self.storage: SQLiteStorage | None = None
         if storage is not None:
             self.storage = storage if isinstance(storage, SQLiteStorage) else SQLiteStorage(
@@ -484,7 +531,9 @@ class Optimizer:
             The result so far.
         """
         encoded = self.space.encode([x])[0]
-        trial = self._find_trial(x, encoded, pending_only=True)
+        trial = None
+        if len(self.trials) > self._n_told():  # some trial is pending
+            trial = self._find_trial(x, encoded, pending_only=True)
         if trial is None:
             given = dict(x) if isinstance(x, dict) else list(x)
             trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user")
@@ -493,20 +542,19 @@ class Optimizer:
 
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""
-        told = [t for t in self.trials if t.status != "pending"]
-        complete = [t for t in told if t.status == "complete"]
-        best = min(complete, key=lambda t: t.value) if complete else None
+        told = self._told_columns()
+        best = told.best
         return OptimizeResult(
             x=best.x if best else None,
             fun=best.value if best else math.nan,
-            x_iters=[t.x for t in told],
-            func_vals=np.array([t.value if t.status == "complete" else math.nan for t in told]),
-            statuses=[t.status for t in told],
-            errors=[t.error for t in told],
-            fit_time=np.array([t.fit_time for t in told]),
-            acq_time=np.array([t.acq_time for t in told]),
+            x_iters=list(told.x),
+            func_vals=told.column(0),
+            statuses=list(told.status),
+            errors=list(told.error),
+            fit_time=told.column(1),
+            acq_time=told.column(2),
             space=self.space,
-            n_failed=sum(t.status == "failed" for t in told),
+            n_failed=told.n_failed,
             surrogate=self.surrogate_name,
             random_state=self.random_state,
             message="",
@@ -604,6 +652,23 @@ class Optimizer:
             raise
         if trial.number in self._retry:  # told without being offered again
             self._retry.remove(trial.number)
+        self._newly_told.append(trial)
+
+    def _told_columns(self) -> _ToldColumns:
+        """The told trials' columns, by trial number, including every trial told so far."""
+        if self._told is None:
+            self._told = _ToldColumns()
+            for trial in self.trials:
+                if trial.status != "pending":
+                    self._told.insert(trial)
+        else:
+            for trial in self._newly_told:
+                self._told.insert(trial)
+        self._newly_told.clear()
+        return self._told
+
+    def _n_told(self) -> int:
+        return len(self._told_columns().number)
 
     def _n_evaluated(self) -> int:
         """Told trials that were asked (or given as x0) rather than told directly."""

@@ -347,10 +347,17 @@ class Real(Dimension):
         return math.inf
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = _number_column(values, self, f"a Real dimension takes {_NUMBER_KINDS}")
         # A tiny relative tolerance lets values that went through a decode
         # round trip (or a float32 copy) back in without a spurious error.
         tol = 1e-9 * (self.high - self.low)
+        if self.prior == "uniform" and len(values) == 1 and type(values[0]) in (float, np.float64):
+            # One told value: the same IEEE operations as below without the
+            # array overhead (min/max keep x on ties, as np.clip does).
+            x = values[0]
+            if self.low - tol <= x <= self.high + tol:
+                u = (min(max(x, self.low), self.high) - self._lo) / (self._hi - self._lo)
+                return np.array([[min(max(u, 0.0), 1.0)]])
+        x = _number_column(values, self, f"a Real dimension takes {_NUMBER_KINDS}")
         bad = ~((x >= self.low - tol) & (x <= self.high + tol))
         if bad.any():
             raise ValueError(f"{_label(self.name)}: value {_shown(_first(values, bad))} is "
