@@ -11,6 +11,14 @@ figure survives a noisy machine.
 
     python benchmarks/iteration_time.py                      # the full grid
     python benchmarks/iteration_time.py --sizes 200 --dims 6 --surrogates bwo rf
+    python benchmarks/iteration_time.py --sizes 200 --spaces binary mixed --surrogates bwo
+
+``--spaces`` picks the search spaces: ``real`` (``--dims`` real dimensions,
+the default), ``binary`` (the 24 bits of the Ising problem) and ``mixed``
+(the AutoML problem's categorical, integer and real dimensions, 9 encoded
+columns). Discrete spaces add snapping and de-duplication to the
+iteration; the reference then has as many features as the space has
+encoded columns.
 
 Results are printed and written as JSON to ``benchmarks/results/iteration_time.json``.
 """
@@ -29,7 +37,8 @@ import sklearn
 from sklearn.ensemble import ExtraTreesRegressor
 
 import treebo
-from treebo import Optimizer, Real
+from treebo import Optimizer, Real, Space
+from treebo.problems import get_problem
 from treebo.surrogates import surrogate_class
 
 N_CANDIDATES = 50_000
@@ -50,13 +59,21 @@ def reference_seconds(X: np.ndarray, y: np.ndarray, repeats: int, rng: np.random
     return times
 
 
-def surrogate_seconds(name: str, X: np.ndarray, y: np.ndarray, repeats: int,
+def make_space(kind: str, dims: int) -> Space:
+    """The search space of one ``--spaces`` entry."""
+    if kind == "real":
+        return Space([Real(0.0, 1.0) for _ in range(dims)])
+    return get_problem({"binary": "ising", "mixed": "automl"}[kind]).space
+
+
+def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, repeats: int,
                       params: dict) -> tuple[list[float], list[float], list[float]]:
-    dims = X.shape[1]
-    opt = Optimizer([Real(0.0, 1.0) for _ in range(dims)], surrogate=name,
-                    surrogate_params=params, n_candidates=N_CANDIDATES, random_state=0)
-    for x, value in zip(X, y):
-        opt.tell(list(x), float(value))
+    opt = Optimizer(space, surrogate=name, surrogate_params=params, n_candidates=N_CANDIDATES,
+                    random_state=0)
+    # Told points: the feasible points the encoded rows decode to (distinct
+    # rows may decode to one point in a discrete space; all are told).
+    for x, value in zip(space.decode(X), y):
+        opt.tell(x, float(value))
     totals, fits, acqs = [], [], []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -65,14 +82,17 @@ def surrogate_seconds(name: str, X: np.ndarray, y: np.ndarray, repeats: int,
         trial = opt.trials[-1]
         fits.append(trial.fit_time)
         acqs.append(trial.acq_time)
-        opt.tell(x, float(_objective(np.array([x]))[0]))
+        opt.tell(x, float(_objective(space.encode([x]))[0]))
     return totals, fits, acqs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
-    parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25])
+    parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25],
+                        help="dimensions of the real spaces")
+    parser.add_argument("--spaces", nargs="+", choices=["real", "binary", "mixed"],
+                        default=["real"])
     parser.add_argument("--surrogates", nargs="+",
                         default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "mondrian", "vsglb",
                                  "csglb", "cbsglb"])
@@ -87,31 +107,35 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     rows = []
-    header = (f"{'N':>5} {'D':>3} {'surrogate':<10} {'median s':>9} {'fit s':>7} {'acq s':>7} "
-              f"{'ratio':>6}")
+    header = (f"{'N':>5} {'D':>3} {'space':<7} {'surrogate':<10} {'median s':>9} {'fit s':>7} "
+              f"{'acq s':>7} {'ratio':>6}")
     print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
           f"{platform.processor() or platform.machine()}, n_jobs={args.n_jobs}")
     print("ratio = surrogate iteration / bare ExtraTreesRegressor(100).fit+predict(50k), "
           "same run")
     print(header)
+    cases = [(kind, d) for kind in args.spaces
+             for d in (args.dims if kind == "real" else [make_space(kind, 0).n_columns])]
     for n in args.sizes:
-        for d in args.dims:
-            X = rng.random((n, d))
+        for kind, d in cases:
+            space = make_space(kind, d)
+            X = space.snap(rng.random((n, d)))
             y = _objective(X)
             reference = statistics.median(reference_seconds(X, y, args.repeats, rng,
                                                             args.n_jobs))
-            print(f"{n:>5} {d:>3} {'reference':<10} {reference:9.3f} {'':>7} {'':>7} "
+            print(f"{n:>5} {d:>3} {kind:<7} {'reference':<10} {reference:9.3f} {'':>7} {'':>7} "
                   f"{1.0:6.2f}", flush=True)
-            rows.append(dict(N=n, D=d, surrogate="reference", median=reference))
+            rows.append(dict(N=n, D=d, space=kind, surrogate="reference", median=reference))
             for name in args.surrogates:
                 threads = "n_jobs" in surrogate_class(name)().get_params()
                 params = {"n_jobs": args.n_jobs} if threads and args.n_jobs is not None else {}
                 repeats = args.gp_repeats if name == "gp" else args.repeats
-                totals, fits, acqs = surrogate_seconds(name, X, y, repeats, params)
+                totals, fits, acqs = surrogate_seconds(name, space, X, y, repeats, params)
                 median = statistics.median(totals)
-                print(f"{n:>5} {d:>3} {name:<10} {median:9.3f} {statistics.median(fits):7.3f} "
-                      f"{statistics.median(acqs):7.3f} {median / reference:6.2f}", flush=True)
-                rows.append(dict(N=n, D=d, surrogate=name, median=median,
+                print(f"{n:>5} {d:>3} {kind:<7} {name:<10} {median:9.3f} "
+                      f"{statistics.median(fits):7.3f} {statistics.median(acqs):7.3f} "
+                      f"{median / reference:6.2f}", flush=True)
+                rows.append(dict(N=n, D=d, space=kind, surrogate=name, median=median,
                                  fit=statistics.median(fits), acq=statistics.median(acqs),
                                  ratio=median / reference))
     args.out.parent.mkdir(parents=True, exist_ok=True)
