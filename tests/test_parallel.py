@@ -1,13 +1,19 @@
 import concurrent.futures as cf
+import json
 import logging
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from joblib import Parallel, delayed
 
+import treebo
 from treebo import Integer, Real, minimize
 from treebo.parallel import resolve_executor
 from treebo.storage import read_study
@@ -81,6 +87,121 @@ def test_an_objective_past_its_timeout_is_a_failed_trial_and_the_run_goes_on():
                                    else ("complete", None))
     # Not a timing assertion: 30 s sleeps that had run to the end would take minutes.
     assert elapsed < 30
+
+
+def _run_script(path, source, *args, timeout):
+    """Run ``source`` as a script in a fresh interpreter (its own session, so that a
+    hang can be killed with every process it started); return (stdout, stderr,
+    seconds from the script's last line to the interpreter's exit)."""
+    path.write_text(textwrap.dedent(source))
+    env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
+    proc = subprocess.Popen([sys.executable, str(path), *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"no exit within {timeout} s\n--- stdout\n{out}\n--- stderr\n{err[-3000:]}")
+    exited = time.time()
+    assert proc.returncode == 0, f"--- stdout\n{out}\n--- stderr\n{err[-3000:]}"
+    report = json.loads(out.strip().splitlines()[-1])
+    return report, err, exited - report["finished_at"]
+
+
+_STUCK_WORKER_SCRIPT = """
+    import json, os, sys, time
+    from treebo import Real, minimize
+    from treebo.storage import read_study
+
+    def objective(x):
+        # HERE is a global of the main script: cloudpickle ships its value.
+        try:  # the first evaluation to start is stuck for ever
+            os.close(os.open(os.path.join(HERE, "stuck"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            time.sleep(0.3)
+            # Was the stuck evaluation still beating when this one ended?
+            beat = os.path.join(HERE, "heartbeat")
+            alive = os.path.exists(beat) and time.time() - os.path.getmtime(beat) < 0.5
+            with open(os.path.join(HERE, "saw_stuck_alive"), "a") as log:
+                log.write(f"{alive}\\n")
+            return x[0] ** 2 + x[1] ** 2
+        while True:
+            try:  # swallows the alarm's exception, and every other
+                with open(os.path.join(HERE, "heartbeat"), "ab") as beat:
+                    beat.write(b".")
+                time.sleep(0.05)
+            except BaseException:
+                pass
+
+    if __name__ == "__main__":
+        HERE, n_jobs = sys.argv[1], int(sys.argv[2])
+        db = os.path.join(HERE, "study.db")
+        res = minimize(objective, [Real(-1.0, 1.0), Real(-1.0, 1.0)], n_calls=10, timeout=1,
+                       n_jobs=n_jobs, random_state=0, storage=db, n_candidates=500,
+                       surrogate_params={"n_estimators": 20})
+        beats = os.path.getsize(os.path.join(HERE, "heartbeat"))
+        time.sleep(0.5)
+        rows = read_study(db)["trials"]
+        print(json.dumps({
+            "statuses": res.statuses, "errors": res.errors,
+            "eval_times": [r["eval_time"] for r in rows],
+            "still_beating": os.path.getsize(os.path.join(HERE, "heartbeat")) > beats,
+            "saw_stuck_alive": open(os.path.join(HERE, "saw_stuck_alive")).read().split(),
+            "finished_at": time.time()}))
+"""
+
+
+@pytest.mark.fault
+@pytest.mark.slow
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_worker_stuck_past_its_timeout_is_killed_and_replaced(tmp_path, n_jobs):
+    # Issue 16, fault 5: the stuck worker used to be left running, every later
+    # evaluation queued behind it and was recorded as timed out without having
+    # started, and the interpreter hung at exit.
+    report, err, exit_delay = _run_script(tmp_path / "stuck.py", _STUCK_WORKER_SCRIPT,
+                                          tmp_path, n_jobs, timeout=180)
+    assert report["statuses"].count("failed") == 1
+    stuck = report["statuses"].index("failed")
+    assert report["errors"][stuck] == "timed out after 1 s"
+    # The other nine really ran (each sleeps 0.3 s), among them any
+    # evaluation killed along with the stuck one and submitted again.
+    ran = [t for i, t in enumerate(report["eval_times"]) if i != stuck]
+    assert report["statuses"].count("complete") == 9 and all(t >= 0.3 for t in ran)
+    # The stuck worker was killed during the run (nine evaluations of 0.3 s
+    # outlast its 2 s), not when the run ended; it stays dead.
+    assert report["saw_stuck_alive"][-1] == "False" and not report["still_beating"]
+    assert exit_delay < 20  # and nothing holds up the interpreter's exit
+    assert "recorded as failed and its worker killed" in err
+
+
+@pytest.mark.fault
+def test_a_thread_past_its_timeout_is_abandoned_and_its_trial_failed(tmp_path):
+    # A thread cannot be killed: its trial is failed, its future abandoned,
+    # and the run goes on in the other thread.
+    release, calls = threading.Event(), []
+
+    def objective(x):
+        calls.append(x)
+        if len(calls) == 1:
+            release.wait(60)  # past the timeout and the grace: abandoned
+        elif len(calls) == 2:
+            time.sleep(0.8)   # back within the grace, but too late: failed too
+        return quadratic(x)
+
+    db = tmp_path / "study.db"
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        try:
+            res = minimize(objective, SPACE_2D, n_calls=5, executor=pool, n_jobs=1,
+                           timeout=0.5, random_state=0, storage=db, **FAST)
+            assert not release.is_set()  # minimize returned with the thread still stuck
+        finally:
+            release.set()
+    assert res.statuses == ["failed", "failed"] + ["complete"] * 3
+    assert res.errors[:2] == ["timed out after 0.5 s"] * 2
+    eval_times = [r["eval_time"] for r in read_study(db)["trials"]]
+    assert eval_times[0] is None and eval_times[1] >= 0.8
 
 
 class _LosingExecutor(cf.ThreadPoolExecutor):
@@ -216,6 +337,84 @@ def test_bad_parallel_arguments_are_named(kwargs, message):
         minimize(quadratic, SPACE_2D, n_calls=3, **kwargs)
 
 
+def _exit_objective(how, calls):
+    """An objective that ends itself with ``how`` where x[0] > 0, logging every call
+    to the file ``calls``."""
+    def objective(x):
+        with open(calls, "a") as log:
+            log.write(f"{x}\n")
+        if x[0] > 0:
+            if how == "exit":
+                sys.exit(3)
+            raise KeyboardInterrupt
+        return x[0] ** 2 + x[1] ** 2
+    return objective
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sys_exit_in_the_objective_is_a_failed_trial_never_retried(tmp_path, n_jobs):
+    # Issue 16, fault 8: it used to end a sequential run, and in worker
+    # processes to be retried as a lost evaluation.
+    objective = _exit_objective("exit", tmp_path / "calls.log")
+    res = minimize(objective, SPACE_2D, n_calls=6, n_jobs=n_jobs, random_state=0, **FAST)
+    assert res.message == "reached n_calls=6"
+    exited = [x[0] > 0 for x in res.x_iters]
+    assert any(exited) and not all(exited)
+    for has_exited, status, error in zip(exited, res.statuses, res.errors):
+        assert (status, error) == (("failed", "SystemExit: 3") if has_exited
+                                   else ("complete", None))
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
+
+
+@pytest.mark.fault
+def test_a_keyboard_interrupt_raised_in_a_worker_is_a_failed_trial(tmp_path):
+    # Not Ctrl-C in the driver, so not a reason to stop the run (it used to).
+    objective = _exit_objective("interrupt", tmp_path / "calls.log")
+    try:
+        res = minimize(objective, SPACE_2D, n_calls=6, n_jobs=2, random_state=0, **FAST)
+    except KeyboardInterrupt:
+        pytest.fail("the objective's KeyboardInterrupt in a worker stopped the run")
+    interrupted = [x[0] > 0 for x in res.x_iters]
+    assert any(interrupted) and res.message == "reached n_calls=6"
+    assert [e for e, i in zip(res.errors, interrupted) if i] == ["KeyboardInterrupt"] * sum(
+        interrupted)
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_in_the_driver_stops_the_run_and_leaves_trials_pending(tmp_path, n_jobs):
+    driver, marker = os.getpid(), tmp_path / "interrupted"
+
+    def objective(x):
+        time.sleep(0.2)
+        try:  # the third evaluation to start presses Ctrl-C in the driver
+            with open(tmp_path / "started", "a") as log:
+                log.write(".\n")
+            if len((tmp_path / "started").read_text().split()) == 3:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                os.kill(driver, signal.SIGINT)
+                time.sleep(60)
+        except FileExistsError:
+            pass
+        return x[0] ** 2 + x[1] ** 2
+
+    db = tmp_path / "study.db"
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        minimize(objective, SPACE_2D, n_calls=10, n_jobs=n_jobs, random_state=0, storage=db,
+                 **FAST)
+    assert time.monotonic() - start < 30 and marker.exists()
+    rows = read_study(db)["trials"]
+    statuses = [r["status"] for r in rows]
+    # What finished before Ctrl-C is told; what was in flight stays pending.
+    assert 1 <= statuses.count("complete") and "failed" not in statuses
+    assert 1 <= statuses.count("pending") <= n_jobs
+    res = minimize(quadratic, SPACE_2D, n_calls=10, random_state=0, storage=db, **FAST)
+    assert res.statuses == ["complete"] * 10
+
+
 class _OpaqueExecutor(cf.Executor):
     def submit(self, fn, /, *args, **kwargs):
         raise AssertionError("not reached")
@@ -283,3 +482,62 @@ def test_a_dask_client_executor_works_and_knows_its_size(dask_client):
                    executor=dask_client.get_executor(), random_state=0, **FAST)
     assert len(res.x_iters) == 5 and res.n_failed == 0
     assert resolve_executor(None, dask_client.get_executor(), None)[1] == 2
+
+
+_NO_WORKERS_SCRIPT = """
+    import json, os, subprocess, sys, time
+    import dask, distributed
+    import treebo.parallel
+    from treebo import Real, minimize
+    from treebo.storage import read_study
+
+    def objective(x):
+        os._exit(1)  # kills the worker process evaluating it
+
+    if __name__ == "__main__":
+        here = sys.argv[1]
+        treebo.parallel.DASK_NO_WORKERS_TIMEOUT = 3.0
+        # One death makes Dask give up on a task (KilledWorker), and workers
+        # without a nanny stay dead: three kills leave the cluster empty.
+        dask.config.set({"distributed.scheduler.allowed-failures": 0})
+        cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+        for _ in range(3):
+            subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                              cluster.scheduler_address, "--no-nanny", "--nthreads", "1",
+                              "--no-dashboard"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client.wait_for_workers(3, timeout=120)
+        db = os.path.join(here, "study.db")
+        start = time.monotonic()
+        res = minimize(objective, [Real(-1.0, 1.0), Real(-1.0, 1.0)], n_calls=4,
+                       executor=client, n_jobs=1, max_retries=1, random_state=0, storage=db,
+                       n_candidates=500, surrogate_params={"n_estimators": 20})
+        seconds = time.monotonic() - start
+        rows = read_study(db)["trials"]
+        client.close()
+        cluster.close()
+        print(json.dumps({"message": res.message, "seconds": seconds,
+                          "rows": [[r["status"], r["error"]] for r in rows],
+                          "finished_at": time.time()}))
+"""
+
+
+@pytest.mark.fault
+@pytest.mark.slow
+def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
+    # Issue 16, fault 6: minimize used to wait for ever for a worker.
+    pytest.importorskip("distributed")
+    report, err, _ = _run_script(tmp_path / "no_workers.py", _NO_WORKERS_SCRIPT, tmp_path,
+                                 timeout=240)
+    # Trial 0 killed two workers (the first try and its retry) and is failed
+    # with the reason; trial 1 killed the last one, and its retry waits for a
+    # worker that never comes: the run stops and leaves it pending.
+    assert err.count("trial 0: evaluation lost (KilledWorker") == 2
+    assert "(retry 1 of 1)" in err
+    (status0, error0), (status1, error1) = report["rows"]
+    assert status0 == "failed" and error0.startswith("evaluation lost: KilledWorker")
+    assert (status1, error1) == ("pending", None)
+    assert report["message"] == ("stopped: the Dask cluster has no workers (none for 3 s); "
+                                 "the 1 evaluations in flight are left pending")
+    assert report["seconds"] < 60

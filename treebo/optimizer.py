@@ -540,6 +540,27 @@ class Optimizer:
         self._tell_trial(trial, y, error=error)
         return self.get_result()
 
+    def add_pending(self, x: Any) -> None:
+        """Record a point that is being evaluated elsewhere as pending.
+
+        For points this optimizer did not propose, e.g. trials of another
+        process sharing a study: like a point from :meth:`ask` that has not
+        been told yet, it is shown to the surrogate at the constant lie of
+        the next :meth:`ask` and is never proposed again. Tell its value with
+        :meth:`tell` when it is known.
+
+        Parameters
+        ----------
+        x : list or dict
+            A feasible point of the space.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is not a point of the space.
+        """
+        self._given_trial(x)
+
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""
         told = self._told_columns()
@@ -1157,8 +1178,11 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     ----------
     func : callable
         ``func(x) -> float`` with ``x`` a list (or a dict, when the space was
-        given as a dict) of values. An exception, ``None``, NaN or infinity
-        gives a failed evaluation; the run goes on. To run in worker
+        given as a dict) of values. An exception (``SystemExit`` included,
+        and ``KeyboardInterrupt`` raised in a worker), ``None``, NaN or
+        infinity gives a failed evaluation, never retried; the run goes on.
+        Ctrl-C in the calling process stops the run, leaves the evaluations
+        in flight pending (a resume offers them again) and re-raises. To run in worker
         processes (``n_jobs > 1``, ``timeout``, Dask) it must be picklable
         by cloudpickle: functions, lambdas and closures all are.
     dimensions : Space, list or dict of dimensions
@@ -1197,13 +1221,19 @@ acquisition_params, failure_value, y_transform, random_state, storage, resume_pe
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the evaluations. A ``dask.distributed.Client`` is used
         through ``client.get_executor(pure=False)`` (install ``treebo[dask]``).
+        A Dask cluster left with no workers for
+        ``treebo.parallel.DASK_NO_WORKERS_TIMEOUT`` seconds (60) stops the
+        run; the evaluations in flight stay pending.
     timeout : float, optional
-        Seconds an evaluation may take, counted from its submission; a later
-        one is recorded as failed (``"timed out after ... s"``) and the run
-        goes on. It needs a worker: with ``n_jobs`` 1 and no executor the
+        Seconds an evaluation may run, counted from its start; a longer one
+        is recorded as failed (``"timed out after ... s"``) and the run goes
+        on. It needs a worker: with ``n_jobs`` 1 and no executor the
         evaluations run in one worker process. In a worker process the
-        objective is also interrupted (``SIGALRM``) so the worker is freed;
-        in a thread (a thread pool, a Dask worker) it runs on, ignored.
+        objective is interrupted (``SIGALRM``); one that ignores the alarm is
+        given up a second later and, in treebo's own pool, its worker is
+        killed and the pool replaced. In a thread (a thread pool, a Dask
+        worker) it cannot be stopped: the trial is failed and the evaluation
+        abandoned.
     strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
         The constant lie given to pending points (see :meth:`Optimizer.ask`).
     max_retries : int, default 1
