@@ -1,4 +1,9 @@
-"""Minimize the Branin function with a BwO-forest surrogate and print the progress.
+"""
+Quickstart: minimize the Branin function
+========================================
+
+Minimize the Branin function with a BwO-forest surrogate and print the
+progress, the best point and the time per iteration. From a checkout::
 
     pip install . && python examples/quickstart.py
 """

@@ -1,0 +1,412 @@
+"""Tables and figures of the benchmark pages, generated from the committed result files.
+
+``docs/conf.py`` calls :func:`generate` when the build starts. Each table is
+written as a Markdown file to ``docs/generated/tables/`` and pulled into its page with
+MyST's ``{include}`` directive; regret figures go to
+``docs/generated/figures/``. Nothing here holds a measured number: every cell
+is read from ``benchmarks/results/`` (or ``benchmarks/regret/``) at build
+time, so a page shows what the files hold when the docs are built, an
+incomplete grid included.
+
+Run it by hand to look at the tables without building the docs::
+
+    python docs/_ext/results_tables.py     # writes docs/generated/tables/ and figures/
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+REGRET_GRID = RESULTS / "regret"                     # the grid being filled (issue 14 default)
+EARLIER_GRID = ROOT / "benchmarks" / "regret" / "default"   # before the exploration change
+MONDRIAN_EXACT = ROOT / "benchmarks" / "regret" / "mondrian_exact"
+OUT = ROOT / "docs" / "generated" / "tables"
+FIGURES = ROOT / "docs" / "generated" / "figures"
+
+DASH = "–"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _load(name: str):
+    return json.loads((RESULTS / name).read_text())
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
+    """A Markdown table; ``align`` holds one of ``l``/``r`` per column (default: first left)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    rule = ["---" if a == "l" else "---:" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    """Two decimals; whole numbers from 10; ``4.1e8`` from 10,000; two digits below 0.01."""
+    if value is None:
+        return DASH
+    if not math.isfinite(value):
+        return str(value)
+    size = abs(value)
+    if size >= 1e4 or 0 < size < 1e-2:
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
+    return f"{value:.0f}" if size >= 10 else f"{value:.2f}"
+
+
+def _bold_lowest(cells: dict[str, float], fmt: Callable[[float], str]) -> dict[str, str]:
+    lowest = min(cells.values())
+    return {k: (f"**{fmt(v)}**" if v == lowest else fmt(v)) for k, v in cells.items()}
+
+
+def _source(*paths: Path, command: str | None = None) -> str:
+    names = ", ".join(f"`{p.relative_to(ROOT)}`" for p in paths)
+    text = f"Generated from {names} when these docs were built"
+    return text + (f"; written by `{command}`." if command else ".")
+
+
+# -- regret grids ----------------------------------------------------------------------------
+def _seed_counts(table: dict) -> str:
+    from treebo.bench import surrogate_order
+
+    methods = surrogate_order(s for row in table.values() for s in row["n_seeds"])
+    rows = [[name] + [str(row["n_seeds"].get(m, DASH)) for m in methods]
+            for name, row in table.items()]
+    return _table(["problem", *methods], rows)
+
+
+def regret_grid() -> dict[str, str]:
+    """The grid of the current default: medians, seeds recorded, BwO seed by seed."""
+    from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
+
+    records = load_results(REGRET_GRID)
+    table = summary_table(records)
+    n_files = len(list(REGRET_GRID.glob("*.jsonl")))
+    note = (f"{len(records)} run records in {n_files} files. " + _source(REGRET_GRID))
+    return {
+        "regret_grid_summary": format_summary(table) + "\n\n" + note,
+        "regret_grid_seeds": _seed_counts(table),
+        "regret_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
+        "regret_grid_figures": _figures(REGRET_GRID, "regret_grid", sorted(table)),
+    }
+
+
+def earlier_grid() -> dict[str, str]:
+    """The grid measured before the exploration change (commit 104210b)."""
+    from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
+
+    records = load_results(EARLIER_GRID)
+    return {
+        "earlier_grid_summary": format_summary(summary_table(records)) + "\n\n"
+        + _source(EARLIER_GRID),
+        "earlier_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
+    }
+
+
+def mondrian_exact() -> dict[str, str]:
+    """Final log10 regret per seed: ``mode="exact"`` against the default mode of the same seeds."""
+    from treebo.bench import load_results, regret_curves
+
+    exact = {c.problem: c for c in regret_curves(load_results(MONDRIAN_EXACT))}
+    default = {c.problem: c for c in regret_curves(load_results(EARLIER_GRID))
+               if c.surrogate == "mondrian"}
+    rows = []
+    for problem, c in sorted(exact.items()):
+        base = dict(zip(default[problem].seeds, np.log10(default[problem].curves[:, -1])))
+        for seed, final in zip(c.seeds, np.log10(c.curves[:, -1])):
+            rows.append([problem, str(seed), f"{final:.2f}",
+                         f"{base[seed]:.2f}" if seed in base else DASH])
+    return {"mondrian_exact": _table(
+        ["problem", "seed", 'mode="exact"', 'mode="skgarden" (default)'], rows, "llrr")
+        + "\n\n" + _source(MONDRIAN_EXACT, EARLIER_GRID)}
+
+
+def _figures(results: Path, stem: str, problems: Sequence[str]) -> str:
+    """Regret figures drawn from ``results`` (redrawn only when a record file is newer)."""
+    from treebo.bench import load_results
+    from treebo.plotting import plot_regret
+
+    out = FIGURES / stem
+    out.mkdir(parents=True, exist_ok=True)
+    records = None
+    lines = []
+    for problem in problems:
+        source = results / f"{problem}.jsonl"
+        target = out / f"{problem}.png"
+        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
+            if records is None:
+                records = load_results(results)
+            fig = plot_regret([r for r in records if r["problem"] == problem], problem)
+            fig.savefig(target, dpi=90)
+        lines.append(f"![Regret curves on {problem}](/generated/figures/{stem}/{problem}.png)")
+    return "\n\n".join(lines)
+
+
+# -- timing ----------------------------------------------------------------------------------
+GOALS = {"bwo": "≤ 1.5x, < 1 s", "gp": "(baseline)", "ngboost": "≤ 2 s", "bart": "≤ 4 s",
+         "mondrian": "fit + predict(50,000) < 1.5 s", "vsglb": "≤ 3 s", "csglb": "≤ 3 s",
+         "cbsglb": "≤ 3 s"}
+
+
+def iteration_time() -> dict[str, str]:
+    grid = _load("iteration_time.json")["rows"]
+    sizes = list(dict.fromkeys((r["N"], r["D"]) for r in grid))
+    names = list(dict.fromkeys(r["surrogate"] for r in grid if r["surrogate"] != "reference"))
+    rows = []
+    for n, d in sizes:
+        cells = {r["surrogate"]: r for r in grid if (r["N"], r["D"]) == (n, d)}
+        row = [str(n), str(d), f"{cells['reference']['median']:.2f}"]
+        for name in names:
+            r = cells.get(name)
+            row.append(DASH if r is None else f"{_num(r['median'])} ({_num(r['ratio'])})")
+        rows.append(row)
+    header = ["N", "D", "reference s", *(f"`{n}` s (ratio)" for n in names)]
+    grid_md = _table(header, rows, "rr" + "r" * (len(header) - 2)) + "\n\n" + _source(
+        RESULTS / "iteration_time.json", command="python benchmarks/iteration_time.py")
+
+    every = _load("iteration_time_all_n200_d6.json")["rows"]
+    reference = next(r["median"] for r in every if r["surrogate"] == "reference")
+    rows = [[f"`{r['surrogate']}`", f"{r['median']:.2f}", f"{r['fit']:.2f}", f"{r['acq']:.2f}",
+             f"{r['ratio']:.2f}", GOALS.get(r["surrogate"], "")]
+            for r in every if r["surrogate"] != "reference"]
+    every_md = _table(["surrogate", "s per iteration", "fit s", "acquisition s",
+                       f"ratio to the reference ({reference:.2f} s)", "goal"], rows, "lrrrrl")
+    every_md += "\n\n" + _source(RESULTS / "iteration_time_all_n200_d6.json",
+                                 command="python benchmarks/iteration_time.py --sizes 200 "
+                                         "--dims 6 --out "
+                                         "benchmarks/results/iteration_time_all_n200_d6.json")
+    return {"iteration_time_grid": grid_md, "iteration_time_all": every_md}
+
+
+def memory() -> dict[str, str]:
+    blocks = []
+    for name, label in (("memory_before_fix.json", "before the trial-copy fix"),
+                        ("memory.json", "after it")):
+        data = _load(name)
+        rows = [[str(s["calls"]), f"{s['rss_mib']:.1f}", f"{s['seconds']:.0f}"]
+                for s in data["samples"]]
+        blocks.append(f"**{label.capitalize()}** ({data['dim']}-D, `{data['surrogate']}`, "
+                      f"seed {data['seed']}; growth {data['growth_mib']:.1f} MiB; "
+                      f"`{data.get('command', 'python benchmarks/memory.py')}`):\n\n"
+                      + _table(["calls", "RSS MiB", "seconds"], rows))
+    return {"memory": "\n\n".join(blocks) + "\n\n" + _source(RESULTS / "memory_before_fix.json",
+                                                             RESULTS / "memory.json")}
+
+
+# -- uncertainty -----------------------------------------------------------------------------
+def _kl_cell(values: np.ndarray, bold: bool) -> str:
+    """Median [quartiles]; the median alone when the seeds agree (no seed-dependent part)."""
+    q25, q50, q75 = np.quantile(values, [0.25, 0.5, 0.75])
+    median = f"**{_num(q50)}**" if bold else _num(q50)
+    return median if q25 == q75 else f"{median} [{_num(q25)}, {_num(q75)}]"
+
+
+def kl_tables() -> dict[str, str]:
+    data = _load("kl_table.json")
+    labels = data["surrogates"]
+    runs = data["references"]["true-noise"]["surrogate_seeds"]["few"]
+    columns = ((1, "KL(model ‖ GP), whole grid"), (3, "KL(model ‖ GP), between the data"),
+               (4, "KL(GP ‖ model), between the data"))
+    values = {label: np.array([run[label] for run in runs]) for label in labels}
+    medians = {j: {label: float(np.median(values[label][:, j])) for label in labels}
+               for j, _ in columns}
+    rows = []
+    for label in labels:
+        rows.append([f"`{label}`"] + [
+            _kl_cell(values[label][:, j], medians[j][label] == min(medians[j].values()))
+            for j, _ in columns])
+    few = _table(["`few` (5 points)", *(n for _, n in columns)], rows) + "\n\n" + _source(
+        RESULTS / "kl_table.json", command="python benchmarks/kl_table.py")
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from kl_table import PAPER  # the paper's Table 2, kept with the script that compares
+    finally:
+        sys.path.pop(0)
+    single = data["references"]["ml"]["single"]
+    examples = ("few", "many", "cubic")
+    rows = []
+    for label in labels:
+        ours = " / ".join(_num(single[e][label][0]) for e in examples)
+        paper = " / ".join(f"{v:.2f}" for v in PAPER[label]) if label in PAPER else DASH
+        rows.append([f"`{label}`", ours, paper])
+    published = _table(["surrogate", "treebo: few / many / cubic", "paper: few / many / cubic"],
+                       rows, "lll")
+    published += "\n\n" + _source(RESULTS / "kl_table.json",
+                                  command="python benchmarks/kl_table.py")
+    return {"kl_few": few, "kl_published": published}
+
+
+def calibration() -> dict[str, str]:
+    designs = {"sobol": _load("calibration_sobol_standardize.json"),
+               "bo": _load("calibration_bo_standardize.json")}
+    names = designs["sobol"]["surrogates"]
+    rows = []
+    for name in names:
+        row = [f"`{name}`"]
+        for data in designs.values():
+            if name not in data["surrogates"]:
+                row += [DASH, DASH]
+                continue
+            per_problem = []
+            for runs in data["runs"].values():
+                cov = np.mean([r[name]["coverage"] for r in runs], axis=0)
+                nll = float(np.mean([r[name]["nll"] for r in runs]))
+                per_problem.append((*cov, nll))
+            values = np.array(per_problem)
+            cov = " / ".join(f"{values[:, j].mean():.2f}" for j in range(3))
+            row += [cov, _num(float(np.median(values[:, 3])))]
+        rows.append(row)
+    text = _table(["surrogate", "50 Sobol points: coverage 50/80/95%", "NLL",
+                   "50 points of a BwO run: coverage 50/80/95%", "NLL"], rows, "llrlr")
+    text += "\n\n" + _source(RESULTS / "calibration_sobol_standardize.json",
+                             RESULTS / "calibration_bo_standardize.json",
+                             command="python benchmarks/calibration.py [--design bo]")
+    return {"calibration": text}
+
+
+def knowledge_auc() -> dict[str, str]:
+    data = _load("knowledge_uncertainty_auc.json")
+
+    def cell(values):
+        return f"{statistics.mean(values):.3f} ± {statistics.pstdev(values):.3f}"
+
+    rows = [[f"`{r['surrogate']}`", cell(r["heart"]), cell(r["continuous"])]
+            for r in data["rows"]]
+    text = _table(["surrogate", "categorical heart (34 vs 47 cells)",
+                   "continuous heart (2,000 vs 2,000 points)"], rows)
+    return {"knowledge_auc": text + f"\n\n{data['seeds']} seeds, mean ± s.d. "
+            + _source(RESULTS / "knowledge_uncertainty_auc.json",
+                      command="python benchmarks/knowledge_uncertainty_auc.py")}
+
+
+def sglb_temperature() -> dict[str, str]:
+    rows_in = _load("sglb_temperature.json")
+    problems = list(dict.fromkeys(r["problem"] for r in rows_in))
+    configs = list(dict.fromkeys((r["surrogate"], r["beta_over_n"]) for r in rows_in))
+    n = rows_in[0]["n"]
+    rows = []
+    for surrogate, multiple in configs:
+        label = f"`{surrogate}`"
+        if multiple is not None:
+            label += ", β = N (default)" if multiple == 1 else f", β = {multiple:g}N"
+        row = [label]
+        for problem in problems:
+            r = next(r for r in rows_in if r["problem"] == problem
+                     and (r["surrogate"], r["beta_over_n"]) == (surrogate, multiple))
+            row.append(f"{r['corr']:.2f} / {r['rmse']:.2f} / {r['sd']:.2f} / {_num(r['nll'])}")
+        rows.append(row)
+    text = _table([f"N = {n}", *(f"{p}: corr / RMSE / s.d. / NLL" for p in problems)], rows,
+                  "l" * (1 + len(problems)))
+    return {"sglb_temperature": text + "\n\n" + _source(
+        RESULTS / "sglb_temperature.json", command="python benchmarks/sglb_temperature.py")}
+
+
+# -- settings --------------------------------------------------------------------------------
+def ngboost_bart_settings() -> dict[str, str]:
+    data = _load("ngboost_bart_settings.json")
+    settings = list(dict.fromkeys(r["setting"] for r in data["rows"]))
+    rows = []
+    for setting in settings:
+        by_n = {r["N"]: r for r in data["rows"] if r["setting"] == setting}
+        ns = sorted(by_n)
+        first = by_n[ns[0]]
+        mid = by_n.get(200, first)
+        rows.append([setting, " / ".join(f"{by_n[k]['nll']:.2f}" for k in ns),
+                     " / ".join(f"{by_n[k]['coverage90']:.2f}" for k in ns),
+                     f"{mid['rmse']:.2f}",
+                     f"{first['cost']:.2f} ({first['ratio']:.2f})" if "cost" in first else DASH])
+    ns = sorted({r["N"] for r in data["rows"]})
+    sizes = " / ".join(map(str, ns))
+    quality = _table(["setting", f"NLL, N = {sizes}", f"90% coverage, N = {sizes}",
+                      "RMSE, N = 200", "fit + predict s (ratio)"], rows, "lllrr")
+    quality += "\n\n" + _source(RESULTS / "ngboost_bart_settings.json",
+                                command="python benchmarks/ngboost_bart_settings.py "
+                                        "--sizes 50 200 500")
+
+    regret = _load("ngboost_bart_settings_regret.json")
+    rows = [[r["setting"], ", ".join(f"{v:.2f}" for v in r["branin"]),
+             f"{statistics.median(r['mixed']):.3f}"] for r in regret]
+    regret_md = _table(["setting", "Branin log10 regret, 40 calls, seeds 0-2",
+                        "mixed space best value, 25 calls, seeds 10-13 (median)"], rows, "llr")
+    regret_md += "\n\n" + _source(RESULTS / "ngboost_bart_settings_regret.json",
+                                  command="python benchmarks/ngboost_bart_settings.py --regret")
+    return {"ngboost_bart_settings": quality, "ngboost_bart_regret": regret_md}
+
+
+# -- parallel --------------------------------------------------------------------------------
+def parallel() -> dict[str, str]:
+    data = _load("parallel_speedup.json")
+    speed = data["speedup"]["speedup"]
+    backends = [b for b in dict.fromkeys(r["backend"] for r in speed) if b != "sequential"]
+    labels = {"processes": "loky processes", "dask": "Dask `LocalCluster`"}
+    workers = sorted({r["workers"] for r in speed if r["backend"] != "sequential"})
+    rows = []
+    for k in workers:
+        row = [str(k)]
+        for b in backends:
+            r = next((r for r in speed if r["backend"] == b and r["workers"] == k), None)
+            row.append(DASH if r is None else f"{r['speedup_vs_sequential']:.2f}")
+        rows.append(row)
+    args = data["speedup"]["args"]
+    speed_md = _table(["workers", *(labels.get(b, b) for b in backends)], rows)
+    speed_md += (f"\n\n{args['n_calls']} evaluations of {args['problem']} behind a "
+                 f"{args['delay']:g} s sleep, median over {args['seeds']} seeds; load average "
+                 f"{data['speedup']['load_start'][0]:.1f} at the start on "
+                 f"{data['speedup']['cpus']} cores. "
+                 + _source(RESULTS / "parallel_speedup.json",
+                           command="python benchmarks/parallel_speedup.py"))
+
+    lies = data["regret"]["regret"]
+    rows = [[str(r["k"]), r["strategy"] if r["strategy"] != "-" else "(none: sequential)",
+             f"{r['median_regret']:.3f}"] for r in lies]
+    rargs = data["regret"]["args"]
+    lies_md = _table(["k pending", "strategy", "median final regret"], rows, "rlr")
+    lies_md += (f"\n\n{rargs['n_calls']} evaluations of {rargs['problem']}, "
+                f"{rargs['regret_seeds']} seeds. "
+                + _source(RESULTS / "parallel_speedup.json",
+                          command="python benchmarks/parallel_speedup.py --part regret "
+                                  "--strategies cl_min cl_mean cl_max --workers 1 2"))
+
+    batch = data["batch"]["batch"]
+    rows = [[f"`{r['surrogate']}`", str(r["q"]), f"{r['per_point']:.2f}",
+             f"{r['vs_q_single_asks']:.2f}"] for r in batch]
+    batch_md = _table(["surrogate", "q", "s per point", "cost / q single asks"], rows, "lrrr")
+    batch_md += "\n\n" + _source(RESULTS / "parallel_speedup.json",
+                                 command="python benchmarks/parallel_speedup.py --part batch")
+    return {"parallel_speedup": speed_md, "parallel_lies": lies_md, "parallel_batch": batch_md}
+
+
+GENERATORS = (regret_grid, earlier_grid, mondrian_exact, iteration_time, memory, kl_tables,
+              calibration, knowledge_auc, sglb_temperature, ngboost_bart_settings, parallel)
+
+
+def generate(out: Path = OUT) -> list[Path]:
+    """Write every generated table to ``out`` (one ``.md`` file each); return the paths.
+
+    A file is rewritten only when its text changed, so Sphinx rereads only the
+    pages whose tables did.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for make in GENERATORS:
+        for name, text in make().items():
+            path = out / f"{name}.md"
+            text = text.rstrip() + "\n"
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+            written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in generate():
+        print(path.relative_to(ROOT))
