@@ -488,7 +488,7 @@ class Optimizer:
             values, and the surrogate is refitted before the next point is
             chosen. With tree ensembles ``cl_min`` spreads a batch the most:
             a worse lie beside the incumbent raises the leaf variance there,
-            and EI then favours the lie's neighbours (see the README).
+            and EI then favours the lie's neighbours (see docs/user_guide/parallel.md).
 
         Returns
         -------

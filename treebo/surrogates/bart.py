@@ -86,7 +86,7 @@ class BARTSurrogate(Surrogate):
     be honest: on Friedman-1 (N = 200) its 90% predictive intervals held
     0.80-0.82 of held-out points, four chains 0.92 at a better NLL and RMSE.
     One iteration at N = 200, D = 6 then costs about a second and a half
-    (README, "NGBoost and BART settings"; ``benchmarks/ngboost_bart_settings.py``).
+    (docs/benchmarks/settings.md; ``benchmarks/ngboost_bart_settings.py``).
 
     The sampler runs on one thread: two threads made it 6-9 times slower on
     this 2-core machine. No state is carried between fits: the optimizer
