@@ -556,9 +556,10 @@ def test_a_value_that_is_not_one_number_is_a_failed_trial(y, reason):
     (dict(x0=[[0.5]], y0=1.0), r"y0 must be a list of numbers, one per point of x0, got 1.0"),
     (dict(x0=0.5), r"x0 must be a list of points, got 0.5"),
     (dict(callback=5), r"callback must be callable or a list of callables, got 5"),
-    (dict(storage="/proc/nope/x.db"), r"storage '/proc/nope/x.db' cannot be created: its directory cannot be made"),
+    (dict(storage="/proc/nope/x.db"),
+     r"storage '/proc/nope/x.db' cannot be created: its directory cannot be made"),
 ])
-def test_bad_minimize_arguments_are_named(kwargs, message):
+def test_bad_minimize_inputs_are_refused_naming_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message):
         minimize(lambda x: x[0], [Real(0.0, 1.0)], n_calls=3, **kwargs)
 

@@ -895,7 +895,7 @@ class Optimizer:
     def _target_kind(self) -> str:
         if self.y_transform != "auto":
             return self.y_transform
-        return "standardize" if getattr(self._surrogate, "_smooth", False) else "log"
+        return "standardize" if self._surrogate.smooth else "log"
 
     def _start_batch(self) -> _Batch:
         """Draw the surrogate seed and the candidates one ``ask`` shares."""
@@ -973,7 +973,7 @@ class Optimizer:
         Both are off for smooth surrogates (the GP), whose posterior already
         grows uncertain and reverts to its prior away from the data.
         """
-        smooth = getattr(self._surrogate, "_smooth", False)
+        smooth = self._surrogate.smooth
         weight, every = self.distance_variance, self.explore_every
         if weight == "auto":
             weight = 0.0 if smooth else 1.0
@@ -1021,7 +1021,7 @@ class Optimizer:
         has_real = any(isinstance(d, Real) for d in self.space.dimensions)
         if self.acq_optimizer == "sampling" or not has_real:
             return False
-        return self.acq_optimizer == "lbfgs" or getattr(model, "_smooth", False)
+        return self.acq_optimizer == "lbfgs" or model.smooth
 
     def _polish(self, model: Surrogate, candidates: np.ndarray, scores: np.ndarray,
                 best: float, X: np.ndarray, explore: bool = False,

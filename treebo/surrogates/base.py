@@ -155,9 +155,11 @@ class Surrogate(RegressorMixin, BaseEstimator):
     the unit cube.
     """
 
-    #: True for models whose predictions are smooth in x (the GP), so the
-    #: optimizer may polish their acquisition maximum with gradients.
-    _smooth: bool = False
+    #: Capability tag: True for models whose mean and variance are smooth in x
+    #: and revert to a prior away from the data (the GP). The optimizer then
+    #: standardizes their targets, polishes their acquisition maximum with
+    #: gradients, and adds none of the exploration terms trees need.
+    smooth: bool = False
 
     def fit(self, X: Any, y: Any) -> Surrogate:
         """Fit the surrogate.

@@ -50,7 +50,7 @@ class GaussianProcessSurrogate(Surrogate):
         Fitted noise variance, in squared units of ``y``.
     """
 
-    _smooth = True
+    smooth = True
 
     def __init__(self, n_restarts: int = 2, *, length_scale_bounds: tuple = (1e-2, 1e2),
                  noise_bounds: tuple = (1e-8, 1.0), random_state: Any = None):
