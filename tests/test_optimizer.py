@@ -217,12 +217,21 @@ def test_x0_and_y0():
         minimize(quadratic, SPACE_2D, x0=[[3, 0]])
 
 
-def test_any_surrogate_instance_and_every_acquisition_works():
-    for acquisition in ("ei", "pi", "lcb"):
-        res = minimize(quadratic, SPACE_2D, n_calls=8, n_candidates=1000,
+@pytest.mark.parametrize("acquisition", ["ei", "pi", "lcb"])
+def test_every_acquisition_improves_on_the_initial_design_with_a_surrogate_instance(acquisition):
+    # Measured best after 20 calls, seeds 0-5 (the initial design's best:
+    # 0.377, 0.499, 0.073, 0.079, 0.241, 0.270): EI 0.011 at worst, LCB 0.0083
+    # at worst; PI (xi = 0.01) is greedier and improves less (0.33, 0.28,
+    # 0.038, 0.046, 0.099, 0.054), but on every seed.
+    for seed in range(3):
+        res = minimize(quadratic, SPACE_2D, n_calls=20, n_candidates=1000,
                        surrogate=make_surrogate("ert", n_estimators=20),
-                       acquisition=acquisition, random_state=0)
-        assert len(res.x_iters) == 8
+                       acquisition=acquisition, random_state=seed)
+        initial_best = res.func_vals[:5].min()
+        if acquisition == "pi":
+            assert res.fun < 0.9 * initial_best
+        else:
+            assert res.fun < 0.02
 
 
 def test_gp_converges_on_a_smooth_function():

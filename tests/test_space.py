@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from treebo import Optimizer
 from treebo.space import Binary, Categorical, Integer, Real, Space
@@ -100,12 +101,32 @@ def test_snap_is_encode_of_decode_and_idempotent(data):
     np.testing.assert_array_equal(space.snap(X), X)
 
 
-@settings(max_examples=100, deadline=None)
-@given(spaces_and_points())
-def test_sampled_points_are_feasible(data):
-    space, points, _ = data
-    for point in points:
-        space.encode([point])  # raises if infeasible
+def test_samples_follow_each_dimension_prior_and_reproduce_from_the_seed():
+    # Issue 17: the old test only encoded sampled points, which cannot fail
+    # since decoding clips. This one checks the distribution of 4,000 draws.
+    space = Space([Real(-2.0, 3.0), Real(1e-3, 1e3, prior="log-uniform"), Integer(0, 9),
+                   Integer(1, 1000, prior="log-uniform"), Categorical(["a", "b", "c"]),
+                   Binary()])
+    points = space.sample(4000, random_state=3)
+    assert points == space.sample(4000, random_state=3)
+    assert points != space.sample(4000, random_state=4)
+    columns = list(zip(*points))
+    assert all(type(v) is float for v in columns[0] + columns[1])
+    assert all(type(v) is int for v in columns[2] + columns[3] + columns[5])
+    # Uniform on the real line, and on the log scale for the log prior.
+    assert stats.kstest(np.array(columns[0]), stats.uniform(-2.0, 5.0).cdf).pvalue > 1e-3
+    assert stats.kstest(np.log10(columns[1]), stats.uniform(-3.0, 6.0).cdf).pvalue > 1e-3
+    # Every integer, category and bit equally likely (chi-square on the counts).
+    for values, support in ((columns[2], range(10)), (columns[4], "abc"), (columns[5], (0, 1))):
+        counts = [values.count(v) for v in support]
+        assert stats.chisquare(counts).pvalue > 1e-3
+    # The log-uniform integer k owns [k - 0.5, k + 0.5) on the log scale, so
+    # the integers 1-9, 10-99 and 100-1000 get log(9.5/0.5), log(99.5/9.5)
+    # and log(1000.5/99.5) of log(1000.5/0.5) (0.39, 0.31, 0.30).
+    decades = np.bincount(np.minimum(np.log10(columns[3]).astype(int), 2), minlength=3)
+    edges = np.log([0.5, 9.5, 99.5, 1000.5])
+    expected = np.diff(edges) / (edges[-1] - edges[0]) * len(points)
+    assert stats.chisquare(decades, expected).pvalue > 1e-3
 
 
 # -- specific behaviour -------------------------------------------------------------------
