@@ -44,8 +44,6 @@ from .space import Real, Space
 from .storage import (
     SQLiteStorage,
     check_same_study,
-    point_from_json,
-    point_to_json,
     space_description,
     stable_params,
     trial_row_problem,
@@ -740,7 +738,7 @@ class Optimizer:
 
     def _row(self, trial: Trial) -> dict:
         return {"number": trial.number, "status": trial.status, "origin": trial.origin,
-                "point": point_to_json(self.space, trial.x), "x_encoded": trial.x_encoded,
+                "point": self.space.point_to_json(trial.x), "x_encoded": trial.x_encoded,
                 "value": trial.value, "error": trial.error, "seed": trial.seed,
                 "fit_time": trial.fit_time, "acq_time": trial.acq_time,
                 "eval_time": trial.eval_time, "asked_at": trial.asked_at,
@@ -774,7 +772,7 @@ class Optimizer:
             if problem is not None:
                 raise ValueError(f"storage {str(storage.path)!r} is damaged: trial "
                                  f"{row['number']}: {problem}")
-            trial = Trial(number=row["number"], x=point_from_json(self.space, row["point"]),
+            trial = Trial(number=row["number"], x=self.space.point_from_json(row["point"]),
                           x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
                           error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
                           acq_time=row["acq_time"], asked_at=row["asked_at"],

@@ -816,6 +816,51 @@ class Space:
                              f"{X.shape}")
         return X
 
+    def point_to_json(self, point: Any) -> list:
+        """The values of a point, one per dimension, as JSON-safe numbers.
+
+        Reals become floats (JSON keeps every bit of a float), integers and
+        binaries ints, categorical values their index in the categories, so
+        any hashable category (a class, a tuple, None) round-trips exactly.
+
+        Parameters
+        ----------
+        point : list or dict
+            A point of the space.
+
+        Returns
+        -------
+        list
+            One number per dimension, in the space's order.
+        """
+        out = []
+        for dim, value in zip(self.dimensions, self._point_values(point)):
+            if isinstance(dim, Categorical):
+                out.append(int(np.argmax(dim.encode([value])[0])))
+            elif isinstance(dim, Real):
+                out.append(float(value))
+            else:
+                out.append(int(value))
+        return out
+
+    def point_from_json(self, values: Sequence[Any]) -> Any:
+        """Inverse of :meth:`point_to_json`: a list, or a dict for a space built from a dict.
+
+        Parameters
+        ----------
+        values : sequence
+            One number per dimension, as :meth:`point_to_json` gives them.
+
+        Returns
+        -------
+        list or dict
+        """
+        decoded = [dim.categories[v] if isinstance(dim, Categorical) else v
+                   for dim, v in zip(self.dimensions, values)]
+        if self._points_are_dicts:
+            return dict(zip(self.names, decoded))
+        return decoded
+
     def to_dict(self) -> dict:
         """A JSON-friendly description; equal spaces give equal descriptions."""
         dims = []

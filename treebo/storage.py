@@ -466,36 +466,6 @@ def read_study(path: str | os.PathLike) -> dict[str, Any]:
         storage.close()
 
 
-# -- points <-> JSON ----------------------------------------------------------------
-
-def point_to_json(space: Space, x: Any) -> list:
-    """The values of a point, one per dimension, as JSON-safe numbers.
-
-    Reals become floats (JSON keeps every bit of a float), integers and
-    binaries ints, categorical values their index in the categories, so any
-    hashable category (a class, a tuple, None) round-trips exactly.
-    """
-    values = space._point_values(x)
-    out = []
-    for dim, value in zip(space.dimensions, values):
-        if isinstance(dim, Categorical):
-            out.append(int(np.argmax(dim.encode([value])[0])))
-        elif isinstance(dim, Real):
-            out.append(float(value))
-        else:
-            out.append(int(value))
-    return out
-
-
-def point_from_json(space: Space, values: list) -> Any:
-    """Inverse of :func:`point_to_json`: a list or dict, as the space gives points."""
-    decoded = [dim.categories[v] if isinstance(dim, Categorical) else v
-               for dim, v in zip(space.dimensions, values)]
-    if space._points_are_dicts:
-        return dict(zip(space.names, decoded))
-    return decoded
-
-
 _STATUSES = ("pending", "complete", "failed")
 _ORIGINS = ("initial", "model", "random", "user")
 _TIME_COLUMNS = ("fit_time", "acq_time", "eval_time", "asked_at", "told_at")
@@ -506,7 +476,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _stored_value_problem(dim: Any, value: Any) -> str | None:
-    """Why ``value`` (as :func:`point_to_json` stores it) is not a value of ``dim``."""
+    """Why ``value`` (as :meth:`Space.point_to_json` stores it) is not a value of ``dim``."""
     if isinstance(dim, Categorical):
         if not (isinstance(value, int) and not isinstance(value, bool)
                 and 0 <= value < len(dim.categories)):
@@ -557,7 +527,7 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
         if problem is not None:
             return f"{dim.name!r} = {problem}"
     try:
-        expected = space.encode([point_from_json(space, point)])[0]
+        expected = space.encode([space.point_from_json(point)])[0]
     except ValueError as error:
         return f"point {point!r}: {error}"
     encoded = row["x_encoded"]
