@@ -329,3 +329,12 @@ def test_readme_example(tmp_path, monkeypatch):
     namespace = run_readme_block("run_grid(")
     assert namespace["ising"].regret(namespace["res"].fun) >= 0
     assert len(load_results(tmp_path / "results")) == 8
+
+
+def test_the_grid_progress_bar_counts_evaluations(tmp_path, capsys):
+    # Issue 17: the bar counted whole runs, so a long run showed no progress.
+    run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=1)
+    lines = capsys.readouterr().err.splitlines()
+    counts = [line.split("] ")[1].split()[0] for line in lines if line.startswith("bench")]
+    assert counts[-1] == "12/12"
+    assert "1/12" in counts  # drawn after the first evaluation (the first line of a log)

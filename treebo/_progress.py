@@ -59,8 +59,13 @@ class ProgressBar:
         filled = int(self.width * self.count / self.total)
         bar = "#" * filled + "." * (self.width - filled)
         elapsed = time.perf_counter() - self._start
+        left = ""
+        if 0 < self.count < self.total:
+            # The average pace so far; evaluations that slow down as the
+            # history grows make this an underestimate early on.
+            left = f" (about {_duration(elapsed / self.count * (self.total - self.count))} left)"
         text = (f"{self.label} [{bar}] {self.count}/{self.total} {self._postfix} "
-                f"{elapsed:.1f}s").strip()
+                f"{elapsed:.1f}s{left}").strip()
         if self._tty:
             self.stream.write("\r" + text + ("\n" if final else ""))
         else:
@@ -72,6 +77,14 @@ class ProgressBar:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}min"
+    return f"{seconds / 3600:.1f}h"
 
 
 def _short(value: Any) -> str:

@@ -717,11 +717,23 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
 
     from ._progress import ProgressBar
 
-    bar = ProgressBar(len(todo), label="bench", stream=sys.stderr) if progress else None
+    # The bar counts evaluations, so a long run shows progress and the time
+    # left; runs in worker processes count when they finish.
+    bar = (ProgressBar(sum(spec.n_calls for spec in todo), label="bench evaluations",
+                       stream=sys.stderr) if progress else None)
     records: list[dict] = []
     failures: list[tuple[RunSpec, str]] = []
+    counted = {"evaluations": 0}  # of the run in progress in this process
+
+    def count_evaluation(result: Any) -> None:
+        counted["evaluations"] += 1
+        if bar:
+            bar.update(1)
 
     def finish(spec: RunSpec, record: dict | None, error: BaseException | None) -> None:
+        if bar:  # the rest of this run's evaluations (all of it for a worker's run)
+            bar.update(max(spec.n_calls - counted["evaluations"], 0))
+        counted["evaluations"] = 0
         if error is None and record is not None:
             append_record(out, record)
             records.append(record)
@@ -740,7 +752,7 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
     if isinstance(executor, str) and workers == 1:
         for spec in todo:
             try:
-                finish(spec, run_one(spec), None)
+                finish(spec, run_one(spec, count_evaluation if bar else None), None)
             except Exception as error:  # noqa: BLE001 - one failed run must not stop the grid
                 finish(spec, None, error)
     else:
