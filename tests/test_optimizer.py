@@ -590,3 +590,24 @@ def test_the_result_lists_told_trials_by_number_whatever_order_they_were_told_in
     first = opt.tell([0.5, 0.5], 0.5)
     opt.tell([0.25, 0.25], 0.25)
     assert len(first.x_iters) == 7 and first.fun == 0.5
+
+
+def test_the_trial_protocol_tells_each_result_to_its_own_trial():
+    # ask_trials / tell_trial: what minimize's parallel loop drives (issue 15:
+    # it used to call the optimizer's private methods).
+    opt = Optimizer(SPACE_2D, random_state=0, n_initial_points=3)
+    first, second, third = opt.ask_trials(3)
+    given = opt.add_pending([0.1, 0.2])
+    assert [t.status for t in opt.trials] == ["pending"] * 4 and given.origin == "user"
+    opt.tell_trial(third, 3.0, eval_time=1.5)
+    opt.tell_trial(given, 0.5)
+    opt.tell_trial(first, None, error="crashed")
+    assert (third.value, third.eval_time, given.value, first.status) == (3.0, 1.5, 0.5, "failed")
+    with pytest.raises(ValueError, match="must be a pending trial of this optimizer"):
+        opt.tell_trial(third, 1.0)  # told already
+    other = Optimizer(SPACE_2D, random_state=0)
+    with pytest.raises(ValueError, match="must be a pending trial of this optimizer"):
+        other.tell_trial(second, 1.0)
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        opt.ask_trials(1, strategy="lie")
+    assert opt.get_result().x_iters == [first.x, third.x, given.x]

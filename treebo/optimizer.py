@@ -40,7 +40,7 @@ from . import acquisition as acq
 from ._checks import check_int
 from ._progress import ProgressBar
 from .parallel import resolve_executor, run_evaluations
-from .space import Real, Space
+from .space import Real, Space, SpaceExhausted
 from .storage import (
     SQLiteStorage,
     check_same_study,
@@ -111,8 +111,6 @@ class _ToldColumns:
         return self._numbers[row, :len(self.number)].copy()
 
 
-class SpaceExhausted(RuntimeError):
-    """Raised by :meth:`Optimizer.ask` when every feasible point has been evaluated."""
 
 
 @dataclass
@@ -538,26 +536,91 @@ class Optimizer:
         self._tell_trial(trial, y, error=error)
         return self.get_result()
 
-    def add_pending(self, x: Any) -> None:
+    def add_pending(self, x: Any) -> Trial:
         """Record a point that is being evaluated elsewhere as pending.
 
         For points this optimizer did not propose, e.g. trials of another
-        process sharing a study: like a point from :meth:`ask` that has not
-        been told yet, it is shown to the surrogate at the constant lie of
-        the next :meth:`ask` and is never proposed again. Tell its value with
-        :meth:`tell` when it is known.
+        process sharing a study, or the given first points of a run: like a
+        point from :meth:`ask` that has not been told yet, it is shown to the
+        surrogate at the constant lie of the next :meth:`ask` and is never
+        proposed again. Tell its value with :meth:`tell` (or
+        :meth:`tell_trial`) when it is known.
 
         Parameters
         ----------
         x : list or dict
             A feasible point of the space.
 
+        Returns
+        -------
+        Trial
+            The pending trial (origin ``"user"``), committed to the storage.
+
         Raises
         ------
         ValueError
             If ``x`` is not a point of the space.
         """
-        self._given_trial(x)
+        return self._given_trial(x)
+
+    # -- the trial protocol: for drivers that evaluate trials themselves ------------------
+    def ask_trials(self, n_points: int = 1, strategy: str = "cl_min") -> list[Trial]:
+        """Propose up to ``n_points`` trials: :meth:`ask` for a driver that tells by trial.
+
+        A driver that evaluates several trials at once (``minimize``'s
+        parallel loop, an external scheduler) tells each result to the trial
+        it belongs to with :meth:`tell_trial`, instead of finding the trial
+        again from its point. All or nothing: if anything fails (the
+        surrogate, the storage), the history and the random streams are as
+        they were before the call.
+
+        Parameters
+        ----------
+        n_points : int, default 1
+        strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+            As for :meth:`ask`.
+
+        Returns
+        -------
+        list of Trial
+            The pending trials, fewer than ``n_points`` when a discrete space
+            runs out. They are the optimizer's own records: read them, do
+            not change them.
+
+        Raises
+        ------
+        SpaceExhausted
+            If every point of a discrete space has been evaluated or proposed.
+        """
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        return self._ask_trials(check_int(n_points, "n_points"), strategy)
+
+    def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
+                   eval_time: float | None = None) -> None:
+        """Record the value of a pending trial of this optimizer.
+
+        Parameters
+        ----------
+        trial : Trial
+            A pending trial from :meth:`ask_trials` or :meth:`add_pending`.
+        y : float
+            Its objective value; ``None``, NaN or infinity mark a failure.
+        error : str, optional
+            Error text; marks the evaluation as failed.
+        eval_time : float, optional
+            Seconds the evaluation took, recorded with the trial.
+
+        Raises
+        ------
+        ValueError
+            If ``trial`` is not a pending trial of this optimizer.
+        """
+        number = getattr(trial, "number", None)
+        if not (isinstance(number, int) and 0 <= number < len(self.trials)
+                and self.trials[number] is trial and trial.status == "pending"):
+            raise ValueError(f"trial must be a pending trial of this optimizer, got {trial!r}")
+        self._tell_trial(trial, y, error=error, eval_time=eval_time)
 
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""

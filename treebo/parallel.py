@@ -53,6 +53,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .space import SpaceExhausted
+
 __all__ = ["resolve_executor", "run_evaluations", "process_pool", "warm_up",
            "DASK_NO_WORKERS_TIMEOUT"]
 
@@ -431,17 +433,15 @@ class _EvaluationLoop:
 
     def _fill(self) -> None:
         """Keep ``n_workers`` evaluations in flight while the budget lasts."""
-        from .optimizer import SpaceExhausted
-
         while (self.message is None and len(self.in_flight) < self.n_workers
                and self.submitted < self.budget):
             free = min(self.n_workers - len(self.in_flight), self.budget - self.submitted)
             trials = []
             while self.queue and len(trials) < free:
-                trials.append(self.optimizer._given_trial(self.queue.popleft()))
+                trials.append(self.optimizer.add_pending(self.queue.popleft()))
             if len(trials) < free:
                 try:
-                    trials += self.optimizer._ask_trials(free - len(trials), self.strategy)
+                    trials += self.optimizer.ask_trials(free - len(trials), self.strategy)
                 except SpaceExhausted as exhausted:
                     self.message = str(exhausted)
             for trial in trials:
@@ -508,7 +508,7 @@ class _EvaluationLoop:
             self.executor = None
 
     def _tell(self, job: _Job, value: Any, error: str | None, eval_time: float | None) -> None:
-        self.optimizer._tell_trial(job.trial, value, error=error, eval_time=eval_time)
+        self.optimizer.tell_trial(job.trial, value, error=error, eval_time=eval_time)
         stop = self.on_tell(job.trial)
         if stop is not None and not self.stop_now:
             self.message, self.stop_now = stop, True

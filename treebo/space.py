@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension"]
+__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension", "SpaceExhausted"]
 
 _PRIORS = ("uniform", "log-uniform")
 
@@ -60,6 +60,10 @@ _MAX_LOG_INTEGER_BOUND = 2**40
 _PLAIN_NUMBER_TYPES = frozenset({int, float, np.float64, np.float32, np.int64, np.int32})
 
 _NUMBER_KINDS = "an int or float (numpy numbers, Decimal, Fraction and 0-d arrays too)"
+
+
+class SpaceExhausted(RuntimeError):
+    """Raised by :meth:`~treebo.Optimizer.ask` when every feasible point has been evaluated."""
 
 
 def _label(name: str | None) -> str:
