@@ -11,6 +11,7 @@ run: the block's first line is a comment starting with ``# slow`` (say why:
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import runpy
 import signal
@@ -28,6 +29,12 @@ SKIPPED_DOCS = ("_build", "generated", "_templates", "_ext")
 #: Seconds a block may take: default-suite blocks are meant to take a few seconds each.
 TIME_LIMIT = 120
 SLOW_TIME_LIMIT = 900
+
+#: Optional dependencies -> the extra that installs them (pyproject.toml). A block that
+#: needs one that is not installed is skipped, naming the extra.
+OPTIONAL_MODULES = {"matplotlib": "plot", "dask": "dask", "distributed": "dask",
+                    "ngboost": "ngboost", "stochtree": "bart", "nbclient": "notebooks",
+                    "nbformat": "notebooks"}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
@@ -91,10 +98,24 @@ def run_block(block: Block, workdir: Path, time_limit: float | None = None) -> d
     os.chdir(workdir)
     try:
         return runpy.run_path(str(script), run_name="__main__")
+    except ImportError as error:
+        skip_if_extra_missing(error, block)
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous_handler)
         os.chdir(previous_dir)
+
+
+def skip_if_extra_missing(error: BaseException | None, block: Block) -> None:
+    """Skip the test if ``error``, or an error that caused it, is an optional dependency
+    that is not installed; return otherwise (the caller re-raises ``error``)."""
+    while error is not None:
+        name = (getattr(error, "name", None) or "").partition(".")[0]
+        if (isinstance(error, ImportError) and name in OPTIONAL_MODULES
+                and importlib.util.find_spec(name) is None):
+            pytest.skip(f"{block.id} needs {name}: pip install 'treebo[{OPTIONAL_MODULES[name]}]'")
+        error = error.__cause__
 
 
 def find_block(blocks: list[Block], marker: str) -> Block:

@@ -63,7 +63,8 @@ def test_bench_plot_and_summary(tmp_path, capsys):
             "--n-calls", "7", "--out", str(out), "--n-jobs", "1", *FAST]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "bench [" in captured.err and "4/4" in captured.err
+    # The bar counts evaluations: 2 surrogates x 2 seeds x 7 calls.
+    assert "bench [" in captured.err and "28/28" in captured.err
     assert "| branin | log10 regret | 2 x 7 |" in captured.out
     assert main(argv) == 0  # everything already there
     assert "4 of 4 runs already in" in capsys.readouterr().err
@@ -74,7 +75,8 @@ def test_bench_plot_and_summary(tmp_path, capsys):
     assert "| problem | ert < rf |" in capsys.readouterr().out
     assert main(["summary", str(out), "--paired", "gp"]) == 2
     assert "no runs of 'gp'" in capsys.readouterr().err
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib",
+                        reason="treebo plot needs matplotlib: pip install 'treebo[plot]'")
     assert main(["plot", str(out), "--out", str(figures)]) == 0
     assert (figures / "branin.png").exists()
 
@@ -106,3 +108,133 @@ def test_python_dash_m_treebo():
     done = subprocess.run([sys.executable, "-m", "treebo", "frobnicate"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+# Modules that `import treebo`, `treebo --help` and `treebo list` must not load: together
+# they took seconds (scikit-learn, SciPy's optimizers, and pandas, sympy and matplotlib
+# through ngboost). Listing the problems needs NumPy and SciPy's special functions.
+HEAVY = ("sklearn", "scipy.optimize", "scipy.stats", "pandas", "matplotlib", "dask", "ngboost",
+         "stochtree", "qmcpy", "treebo.optimizer", "treebo.surrogates.base")
+
+
+def _loaded_after(code, modules=HEAVY):
+    probe = f"import sys\n{code}\nprint(sorted(m for m in {modules!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_import_help_and_list_load_no_heavy_module():
+    assert _loaded_after("import treebo", (*HEAVY, "numpy")) == "[]"
+    assert _loaded_after("from treebo.cli import main\ntry:\n    main(['--help'])\n"
+                         "except SystemExit:\n    pass", (*HEAVY, "numpy")) == "[]"
+    assert _loaded_after("from treebo.cli import main\nmain(['list'])") == "[]"
+    # The public names still resolve, to the objects their modules define.
+    assert _loaded_after("from treebo import minimize, Real, Optimizer, Prediction\n"
+                         "import treebo.optimizer, treebo.space\n"
+                         "assert minimize is treebo.optimizer.minimize\n"
+                         "assert Real is treebo.space.Real") != "[]"
+
+
+def test_list_names_the_extra_of_a_missing_surrogate(monkeypatch, capsys):
+    # A None entry in sys.modules makes the module look uninstalled.
+    monkeypatch.setitem(sys.modules, "ngboost", None)
+    assert main(["list"]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == ["ngboost"]]
+    assert "not installed: pip install 'treebo[ngboost]'" in line
+
+
+def test_a_closed_standard_output_gives_no_traceback():
+    # `treebo list | head -2`: the reader is gone before treebo writes. Python's docs advise
+    # exit status 1 and nothing on stderr.
+    proc = subprocess.Popen([sys.executable, "-m", "treebo", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 1
+    assert stderr == ""
+
+
+def _stored_trials(path):
+    from treebo.storage import read_study
+
+    return [(row["number"], row["status"], row["value"]) for row in read_study(path)["trials"]]
+
+
+def test_minimize_storage_records_every_trial_and_an_identical_call_resumes(tmp_path, capsys):
+    db = tmp_path / "study.db"
+    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "7", "--seed", "1", *FAST,
+            "--storage", str(db), "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    trials = _stored_trials(db)
+    assert [(number, status) for number, status, _ in trials] == [(i, "complete")
+                                                                  for i in range(7)]
+    assert f"best value {min(value for *_, value in trials):.10g}" in out
+    assert "7 evaluations, 7 of them in this call" in out
+
+    assert main(argv) == 0  # the study is complete: nothing is evaluated again
+    assert "7 evaluations, 0 of them in this call" in capsys.readouterr().out
+    assert _stored_trials(db) == trials
+
+    assert main([*argv[:5], "9", *argv[6:]]) == 0  # a larger budget adds only the missing calls
+    assert "9 evaluations, 2 of them in this call" in capsys.readouterr().out
+    assert _stored_trials(db)[:7] == trials and len(_stored_trials(db)) == 9
+
+
+def test_minimize_storage_resumes_an_interrupted_run(tmp_path, capsys, monkeypatch):
+    from treebo.problems.continuous import Branin
+
+    db = tmp_path / "study.db"
+    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "8", *FAST, "--storage",
+            str(db)]
+    evaluate, calls = Branin.evaluate, []
+
+    def interrupted_at_the_sixth(self, x):
+        calls.append(x)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        return evaluate(self, x)
+
+    monkeypatch.setattr(Branin, "evaluate", interrupted_at_the_sixth)
+    assert main(argv) == 130
+    assert "the same command resumes the study in" in capsys.readouterr().err
+    assert [status for _, status, _ in _stored_trials(db)] == ["complete"] * 5 + ["pending"]
+
+    monkeypatch.setattr(Branin, "evaluate", evaluate)
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "8 evaluations, 3 of them in this call" in captured.out
+    assert "branin/rf [" in captured.err and "8/8" in captured.err
+    assert [status for _, status, _ in _stored_trials(db)] == ["complete"] * 8
+
+
+def test_minimize_storage_of_another_run_is_refused(tmp_path, capsys):
+    db = tmp_path / "study.db"
+    base = ["minimize", "branin", "--n-calls", "6", *FAST, "--storage", str(db), "--quiet"]
+    assert main([*base, "--surrogate", "rf"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--surrogate", "ert"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("treebo minimize: error:") and "surrogate: stored 'rf'" in err
+    assert main([*base, "--surrogate", "rf", "--out", str(tmp_path)]) == 2
+    assert "cannot be combined" in capsys.readouterr().err
+
+
+def test_minimize_out_never_writes_a_second_record_of_a_run(tmp_path, capsys):
+    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "6", *FAST, "--out",
+            str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    path = tmp_path / "branin.jsonl"
+    first = path.read_text()
+    assert main(argv) == 2  # refused before running: no output but the reason
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "already holds a record of this run (branin/rf, seed 0, 6 evaluations)" in captured.err
+    assert path.read_text() == first
+    assert main([*argv[:5], "7", *argv[6:]]) == 0  # a longer run is a new record
+    assert len(path.read_text().splitlines()) == 2
+    assert main(argv) == 2  # and it covers the shorter one

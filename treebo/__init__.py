@@ -6,9 +6,10 @@
 0.0
 """
 
-from .optimizer import Optimizer, OptimizeResult, SpaceExhausted, Trial, minimize
-from .space import Binary, Categorical, Integer, Real, Space
-from .surrogates import Prediction, available_surrogates, make_surrogate
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -28,3 +29,43 @@ __all__ = [
     "Prediction",
     "__version__",
 ]
+
+# Public name -> the submodule that defines it. The optimizer pulls in scikit-learn and
+# SciPy's optimizers (most of a second), which `import treebo`, `treebo --help` and
+# `treebo list` never need, so each name is imported on first use (PEP 562).
+_LAZY_NAMES = {
+    "minimize": "treebo.optimizer",
+    "Optimizer": "treebo.optimizer",
+    "OptimizeResult": "treebo.optimizer",
+    "Trial": "treebo.optimizer",
+    "SpaceExhausted": "treebo.space",
+    "Space": "treebo.space",
+    "Real": "treebo.space",
+    "Integer": "treebo.space",
+    "Categorical": "treebo.space",
+    "Binary": "treebo.space",
+    "make_surrogate": "treebo.surrogates",
+    "available_surrogates": "treebo.surrogates",
+    "Prediction": "treebo.surrogates",
+}
+
+if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
+    from .optimizer import Optimizer, OptimizeResult, Trial, minimize
+    from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
+    from .surrogates import Prediction, available_surrogates, make_surrogate
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its submodule on first use."""
+    try:
+        module = _LAZY_NAMES[name]
+    except KeyError:
+        raise AttributeError(f"module 'treebo' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups no longer come here
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every public name, the ones not imported yet included."""
+    return sorted(set(globals()) | set(__all__))

@@ -719,7 +719,7 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
 
     # The bar counts evaluations, so a long run shows progress and the time
     # left; runs in worker processes count when they finish.
-    bar = (ProgressBar(sum(spec.n_calls for spec in todo), label="bench evaluations",
+    bar = (ProgressBar(sum(spec.n_calls for spec in todo), label="bench",
                        stream=sys.stderr) if progress else None)
     records: list[dict] = []
     failures: list[tuple[RunSpec, str]] = []

@@ -4,6 +4,7 @@
 
     treebo list
     treebo minimize branin --surrogate bwo --n-calls 100 --seed 0
+    treebo minimize branin --n-calls 200 --storage branin.db   # run again to resume
     treebo bench --problems continuous --surrogates bwo rf ert gp --seeds 0-4 \\
         --n-calls 100 --out results/
     treebo plot results/ --out figures/
@@ -17,12 +18,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bench import RunSpec
 
 __all__ = ["main"]
+
 
 class _UsageError(ValueError):
     pass
@@ -82,7 +89,7 @@ def _check_surrogates(names: Sequence[str]) -> list[str]:
 # -- subcommands -----------------------------------------------------------------------------
 def _cmd_list(args: argparse.Namespace) -> int:
     from .problems import available_problems, problem_family, problem_suites, problem_summary
-    from .surrogates import available_surrogates, surrogate_class
+    from .surrogates import available_surrogates, missing_extra, surrogate_class_name
 
     print("problems:")
     for name in available_problems():
@@ -92,23 +99,30 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"  {group:<22} {' '.join(names)}")
     print("surrogates:")
     for name in available_surrogates():
-        try:
-            note = surrogate_class(name).__name__
-        except ImportError as error:
-            note = f"unavailable: {error}"
+        # Not imported: that takes seconds for some (ngboost), and listing needs no model.
+        note = surrogate_class_name(name)
+        extra = missing_extra(name)
+        if extra is not None:
+            note += f" (not installed: pip install 'treebo[{extra}]')"
         print(f"  {name:<22} {note}")
     return 0
 
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
     from ._progress import ProgressBar
-    from .bench import RunSpec, append_record, run_one
+    from .bench import N_INITIAL, RunSpec, append_record, run_one
     from .problems import available_problems, get_problem
 
     if args.problem not in available_problems():
         raise _UsageError(f"unknown problem {args.problem!r}; choose from "
                           f"{available_problems()}")
     _check_surrogates([args.surrogate])
+    if args.n_calls <= N_INITIAL:
+        raise _UsageError(f"--n-calls must be larger than the {N_INITIAL} initial points, got "
+                          f"{args.n_calls}")
+    if args.storage and args.out:
+        raise _UsageError("--storage and --out cannot be combined: a record is written only "
+                          "for a run made in one call")
     params = _parse_params(args.param, per_problem=False)
     get_problem(args.problem, **params)  # fail early on bad parameters
     overrides = {}
@@ -116,33 +130,99 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         overrides["n_candidates"] = args.n_candidates
     spec = RunSpec(args.problem, args.surrogate, args.seed, args.n_calls, preset=args.preset,
                    problem_params=params, overrides=overrides)
+    if args.out:
+        _refuse_recorded_run(Path(args.out), spec)
     label = f"{args.problem}/{args.surrogate}"
     bar = None if args.quiet else ProgressBar(args.n_calls, label=label)
+    made = [0]
 
     def show(result: Any) -> None:
+        made[0] += 1
         if bar is not None:
-            bar.update(1, best=float(result.fun))
+            # Counted from the result, so a resumed study starts at what it already holds.
+            bar.update(len(result.func_vals) - bar.count, best=float(result.fun))
 
-    record = run_one(spec, callback=show)
-    if bar is not None:
+    if args.storage:
+        outcome = _minimize_stored(spec, args.storage, show)
+        if outcome is None:
+            return 1
+    else:
+        outcome = run_one(spec, callback=show)
+    if bar is not None and made[0]:
         bar.close()
-    best = record["best_so_far"][-1]
+    if args.storage:
+        print(f"study {args.storage}: {outcome['n_evaluated']} evaluations, {made[0]} of them "
+              "in this call")
+    best = outcome["best_so_far"][-1]
     if best is None:
-        print(f"no successful evaluation in {record['n_evaluated']}; errors: "
-              f"{sorted({e for e in record.get('errors', []) if e})}")
+        print(f"no successful evaluation in {outcome['n_evaluated']}; errors: "
+              f"{sorted({e for e in outcome.get('errors', []) if e})}")
         return 1
-    index = record["values"].index(best)
-    print(f"best value {best:.10g} at evaluation {index + 1} of {record['n_evaluated']}")
-    print(f"x = {record['x'][index]}")
-    if record["regret"] is not None:
-        print(f"regret {record['regret'][-1]:.4g} (optimum {record['optimal_value']:.12g})")
-    fit, acq = sum(record["fit_time"]), sum(record["acq_time"])
-    print(f"time: {record['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
+    index = outcome["values"].index(best)
+    print(f"best value {best:.10g} at evaluation {index + 1} of {outcome['n_evaluated']}")
+    print(f"x = {outcome['x'][index]}")
+    if outcome["regret"] is not None:
+        print(f"regret {outcome['regret'][-1]:.4g} (optimum {outcome['optimal_value']:.12g})")
+    fit, acq = sum(outcome["fit_time"]), sum(outcome["acq_time"])
+    if args.storage:  # the fit and acquisition times of earlier calls are stored too
+        print(f"time: {outcome['wall_time']:.1f}s in this call; fit {fit:.1f}s, acquisition "
+              f"{acq:.1f}s over all {outcome['n_evaluated']} evaluations")
+    else:
+        print(f"time: {outcome['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
     if args.out:
         out = Path(args.out)
-        append_record(out, record)
-        print(f"record appended to {out / (record['problem'] + '.jsonl')}")
+        append_record(out, outcome)
+        print(f"record appended to {out / (outcome['problem'] + '.jsonl')}")
     return 0
+
+
+def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:
+    """Raise a usage error if ``out`` already has a record of ``spec`` that is long enough.
+
+    The same rule as ``treebo bench``'s skipping: a record of the same run (same
+    problem, parameters, surrogate, seed, preset and overrides) with at least
+    ``spec.n_calls`` evaluations. Checked before running, so nothing is wasted.
+    """
+    from .bench import completed_runs, load_results
+
+    path = out / f"{spec.problem}.jsonl"
+    if not path.is_file():
+        return
+    recorded = completed_runs(load_results(path)).get(spec.key(), 0)
+    if recorded >= spec.n_calls:
+        raise _UsageError(f"{path} already holds a record of this run ({spec.problem}/"
+                          f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
+                          "nothing was run: remove that record or choose another --out")
+
+
+def _minimize_stored(spec: RunSpec, storage: str, callback: Callable) -> dict | None:
+    """Run ``spec`` in the SQLite study ``storage``, resuming what it holds.
+
+    Returns the fields of a run's record that ``minimize`` prints (the time
+    sums cover every stored trial, the wall time this call), or None after
+    printing why the study could not be opened.
+    """
+    from .bench import build_problem, minimize_settings, to_jsonable, trajectory
+    from .optimizer import minimize
+    from .storage import StorageLockedError
+
+    problem = build_problem(spec)
+    settings = minimize_settings(spec, problem)
+    wall = time.perf_counter()
+    try:
+        result = minimize(problem, problem.space, n_calls=spec.n_calls, callback=callback,
+                          storage=storage, **settings)
+    except StorageLockedError as error:
+        print(f"treebo minimize: error: {error}", file=sys.stderr)
+        return None
+    wall = time.perf_counter() - wall
+    values, best_so_far, regret = trajectory(result.func_vals, problem.optimal_value)
+    return to_jsonable({
+        "n_evaluated": len(values), "values": values, "best_so_far": best_so_far,
+        "regret": regret, "optimal_value": problem.optimal_value, "x": result.x_iters,
+        "fit_time": result.fit_time.tolist(), "acq_time": result.acq_time.tolist(),
+        "wall_time": wall, "errors": [e for e in result.errors if e],
+    })
 
 
 def _load_config(path: str | None) -> dict:
@@ -227,19 +307,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 # -- parser ----------------------------------------------------------------------------------
-def _parser() -> argparse.ArgumentParser:
+def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     from .bench import PRESETS
-    from .problems import problem_suites
 
-    parser = argparse.ArgumentParser(
-        prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
-        "benchmark problems, regret-curve grids and figures.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("list", help="list problems and surrogates")
-    p.set_defaults(func=_cmd_list)
-
-    p = sub.add_parser("minimize", help="minimize one benchmark problem")
     p.add_argument("problem", help="problem name (see `treebo list`)")
     p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
     p.add_argument("--n-calls", type=int, default=100,
@@ -249,11 +319,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)")
     p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
-    p.add_argument("--out", help="append the run's JSON record to OUT/<problem>.jsonl")
+    p.add_argument("--out", help="append the run's JSON record to OUT/<problem>.jsonl; "
+                   "refused, before anything runs, when that file already holds a record of "
+                   "the same run with at least --n-calls evaluations (a longer run is appended; "
+                   "readers keep the longest record)")
+    p.add_argument("--storage", metavar="FILE",
+                   help="SQLite study that records every trial as soon as it is asked and "
+                   "told; if FILE already holds this run's study, it is resumed: only the "
+                   "evaluations missing to --n-calls are made (not with --out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_minimize)
 
-    p = sub.add_parser("bench", help="run a grid of problems x surrogates x seeds")
+
+def _bench_arguments(p: argparse.ArgumentParser) -> None:
+    from .bench import PRESETS
+    from .problems import problem_suites
+
     p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
                    "preset, out, problem_params, overrides (arguments given here win)")
     p.add_argument("--problems", nargs="+", metavar="NAME",
@@ -272,23 +352,51 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--n-jobs", type=int, help="runs in parallel (default: CPU count)")
     p.add_argument("--executor", choices=("process", "thread"), default="process")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("plot", help="draw regret and time figures, one per problem")
+
+def _plot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="results directory written by `treebo bench`")
     p.add_argument("--out", required=True, help="directory for the figures")
     p.add_argument("--problems", nargs="+", metavar="NAME")
     p.add_argument("--surrogates", nargs="+", metavar="NAME")
     p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
     p.add_argument("--format", default="png", help="png, pdf or svg (default: png)")
-    p.set_defaults(func=_cmd_plot)
 
-    p = sub.add_parser("summary", help="Markdown table of median final log10 regret")
+
+def _summary_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="results directory written by `treebo bench`")
     p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
     p.add_argument("--paired", metavar="SURROGATE",
                    help="instead: on how many seeds SURROGATE ends lower than each other one")
-    p.set_defaults(func=_cmd_summary)
+
+
+# name -> (help, function adding the subcommand's arguments or None, the subcommand)
+_COMMANDS: dict[str, tuple[str, Callable | None, Callable]] = {
+    "list": ("list problems and surrogates", None, _cmd_list),
+    "minimize": ("minimize one benchmark problem", _minimize_arguments, _cmd_minimize),
+    "bench": ("run a grid of problems x surrogates x seeds", _bench_arguments, _cmd_bench),
+    "plot": ("draw regret and time figures, one per problem", _plot_arguments, _cmd_plot),
+    "summary": ("Markdown table of median final log10 regret", _summary_arguments,
+                _cmd_summary),
+}
+
+
+def _parser(command: str | None) -> argparse.ArgumentParser:
+    """The ``treebo`` parser, with the arguments of subcommand ``command`` only.
+
+    Some arguments take their choices from modules that import NumPy and SciPy
+    (half a second), which ``treebo --help`` and ``treebo list`` do not need;
+    argparse only ever parses the arguments of the subcommand that is run.
+    """
+    parser = argparse.ArgumentParser(
+        prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
+        "benchmark problems, regret-curve grids and figures.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (text, add_arguments, func) in _COMMANDS.items():
+        p = sub.add_parser(name, help=text)
+        if add_arguments is not None and name == command:
+            add_arguments(p)
+        p.set_defaults(func=func)
     return parser
 
 
@@ -304,15 +412,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success; 1 when runs fail (``minimize`` with no successful
-        evaluation, ``bench`` with failed runs) or an optional dependency is
-        missing (``ImportError``); 2 for bad arguments (usage errors,
-        ``ValueError``, ``FileNotFoundError`` such as an unavailable data set);
-        130 when interrupted. Errors found by argparse itself (unknown option,
-        missing command) and ``--help`` raise ``SystemExit`` (status 2 and 0)
-        instead.
+        evaluation, ``bench`` with failed runs), an optional dependency is
+        missing (``ImportError``), a ``--storage`` study is in use by another
+        process, or the reader of standard output went away (``treebo list |
+        head``: the rest of the output is dropped quietly); 2 for bad arguments
+        (usage errors, ``ValueError``, ``FileNotFoundError`` such as an
+        unavailable data set); 130 when interrupted. Errors found by argparse
+        itself (unknown option, missing command) and ``--help`` raise
+        ``SystemExit`` (status 2 and 0) instead.
     """
-    parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            # Flushed here rather than at exit, where a closed pipe would give a traceback.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # As the Python docs advise: what is left to print goes to devnull, so the flush
+        # at interpreter exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # The top-level parser has no option that takes a value: the first word is the command.
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = _parser(command).parse_args(argv)
     try:
         return args.func(args)
     except (_UsageError, ValueError, FileNotFoundError) as error:  # incl. DatasetUnavailable
@@ -322,7 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"treebo {args.command}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"treebo {args.command}: interrupted", file=sys.stderr)
+        storage = getattr(args, "storage", None)
+        hint = f"; the same command resumes the study in {storage}" if storage else ""
+        print(f"treebo {args.command}: interrupted{hint}", file=sys.stderr)
         return 130
 
 

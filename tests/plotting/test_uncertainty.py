@@ -1,13 +1,14 @@
 import sys
 
-import matplotlib
 import numpy as np
 import pytest
 
+matplotlib = pytest.importorskip(
+    "matplotlib", reason="the figures need matplotlib: pip install 'treebo[plot]'")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
-from readme_examples import run_readme_block
+from readme_examples import run_readme_block  # noqa: E402
 
 from treebo import surrogates as registry  # noqa: E402
 from treebo.datasets import make_1d_example  # noqa: E402

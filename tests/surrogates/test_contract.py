@@ -18,9 +18,15 @@ FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_esti
         "csglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0},
         "cbsglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0}}
 NAMES = [name for name in available_surrogates() if name in FAST]
+# Surrogates of an extra -> (the module it installs, the extra): skipped without it.
+OPTIONAL = {"ngboost": ("ngboost", "ngboost"), "bart": ("stochtree", "bart")}
 
 
 def _make(name, **extra):
+    if name in OPTIONAL:
+        module, extra_name = OPTIONAL[name]
+        pytest.importorskip(module, reason=f"surrogate {name!r} needs {module}: "
+                            f"pip install 'treebo[{extra_name}]'")
     return make_surrogate(name, **{**FAST[name], **extra})
 
 

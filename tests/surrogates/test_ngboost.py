@@ -1,14 +1,14 @@
 
+import importlib
+import sys
+
 import numpy as np
 import pytest
-from ngboost import NGBRegressor
-from ngboost.distns import Normal
 from sklearn.base import clone
 from sklearn.tree import DecisionTreeRegressor
 
 from treebo import minimize
-from treebo.surrogates import make_surrogate
-from treebo.surrogates.ngboost import NGBoostSurrogate
+from treebo.surrogates import make_surrogate, missing_extra, surrogate_class
 
 from .smbo_cases import (
     BITS_SPACE,
@@ -18,6 +18,17 @@ from .smbo_cases import (
     mixed,
     sphere,
 )
+
+try:
+    from ngboost import NGBRegressor
+    from ngboost.distns import Normal
+
+    from treebo.surrogates import ngboost as ngboost_module
+    from treebo.surrogates.ngboost import NGBoostSurrogate
+except ImportError:     # without the [ngboost] extra only the missing-extra test runs
+    NGBRegressor = Normal = ngboost_module = NGBoostSurrogate = None
+needs_ngboost = pytest.mark.skipif(ngboost_module is None,
+                                   reason="needs ngboost: pip install 'treebo[ngboost]'")
 
 
 def _noisy_sine(sigma, seed, n=400):
@@ -33,6 +44,7 @@ def _band_std_ratio(model):
     return std[-21:].mean() / std[:21].mean()
 
 
+@needs_ngboost
 def test_aleatoric_variance_follows_heteroscedastic_noise():
     # Noise s.d. 0.1 + 0.9 x: the true ratio of the band means is 0.91 / 0.19 = 4.8.
     X, y = _noisy_sine(lambda x: 0.1 + 0.9 * x, seed=0)
@@ -44,6 +56,7 @@ def test_aleatoric_variance_follows_heteroscedastic_noise():
     assert 0.75 < _band_std_ratio(NGBoostSurrogate(random_state=0).fit(X, y)) < 1.33
 
 
+@needs_ngboost
 def test_epistemic_is_zero_and_variance_is_the_predicted_normal():
     X, y = _noisy_sine(lambda x: 0.2 + 0 * x, seed=1, n=100)
     p = NGBoostSurrogate(random_state=0).fit(X, y).predict_dist(np.array([[0.5], [3.0], [-2.0]]))
@@ -52,6 +65,7 @@ def test_epistemic_is_zero_and_variance_is_the_predicted_normal():
     assert np.all(p.aleatoric > 0)
 
 
+@needs_ngboost
 def test_the_fitted_booster_predicts_on_the_standardized_scale():
     rng = np.random.default_rng(0)
     X = rng.random((80, 2))
@@ -62,6 +76,7 @@ def test_the_fitted_booster_predicts_on_the_standardized_scale():
     np.testing.assert_allclose(model.model_.pred_dist(X[:5]).std() * y.std(), p.std)
 
 
+@needs_ngboost
 def test_predictions_equal_ngboost_pred_dist():
     # The direct tree walk and the lighter Normal give the library's own
     # predictive distribution, fitted the library's way on standardized y.
@@ -80,12 +95,14 @@ def test_predictions_equal_ngboost_pred_dist():
     np.testing.assert_allclose(np.sqrt(p.aleatoric), y.std() * expected.scale, rtol=1e-12)
 
 
+@needs_ngboost
 def test_fit_prints_nothing(capsys):
     X, y = _noisy_sine(lambda x: 0.2 + 0 * x, seed=2, n=50)
     NGBoostSurrogate(n_estimators=150, learning_rate=0.05, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
 
 
+@needs_ngboost
 def test_random_state_reproduces_and_seeds_differ():
     X, y = _noisy_sine(lambda x: 0.3 + 0 * x, seed=3, n=150)
     C = np.linspace(0, 1, 50)[:, None]
@@ -99,6 +116,7 @@ def test_random_state_reproduces_and_seeds_differ():
     assert np.abs(a.mean - c.mean).max() > 1e-3
 
 
+@needs_ngboost
 def test_a_minibatch_too_small_for_the_data_uses_every_point():
     X = np.array([[0.1], [0.5], [0.9]])
     y = np.array([0.0, 1.0, 0.5])
@@ -114,6 +132,7 @@ def test_a_minibatch_too_small_for_the_data_uses_every_point():
     (dict(min_samples_leaf=1.5), "min_samples_leaf must be an integer >= 1"),
     (dict(minibatch_frac=1.5), r"minibatch_frac must be a number in \(0, 1\]"),
 ])
+@needs_ngboost
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine(lambda x: 0.2 + 0 * x, seed=0, n=20)
     with pytest.raises(ValueError, match=message):
@@ -131,6 +150,7 @@ def test_bad_parameters_are_named(bad, message):
     (linear_bits, BITS_SPACE, -2.3),
     (mixed, MIXED_SPACE, 0.1),
 ])
+@needs_ngboost
 def test_minimize_beats_the_initial_design(func, space, bound):
     res = minimize(func, space, n_calls=25, surrogate="ngboost", n_candidates=1000,
                    random_state=13)
@@ -139,5 +159,23 @@ def test_minimize_beats_the_initial_design(func, space, bound):
     assert all(t == 0 for t in res.fit_time[:5]) and all(t > 0 for t in res.fit_time[5:])
 
 
+@needs_ngboost
 def test_registry_builds_it():
     assert type(make_surrogate("ngboost", n_estimators=5)) is NGBoostSurrogate
+
+
+def test_missing_ngboost_names_the_extra(monkeypatch):
+    # A None entry in sys.modules makes "import ngboost" raise ImportError.
+    monkeypatch.setitem(sys.modules, "ngboost", None)
+    monkeypatch.delitem(sys.modules, "treebo.surrogates.ngboost", raising=False)
+    assert missing_extra("ngboost") == "ngboost"
+    with pytest.raises(ImportError, match=r"pip install 'treebo\[ngboost\]'"):
+        make_surrogate("ngboost")
+    with pytest.raises(ImportError, match="surrogate 'ngboost' needs an optional dependency"):
+        surrogate_class("ngboost")
+    with pytest.raises(ImportError, match=r"needs ngboost.*pip install 'treebo\[ngboost\]'"):
+        importlib.import_module("treebo.surrogates.ngboost")
+    monkeypatch.undo()
+    if ngboost_module is not None:    # the real module is back in place
+        assert importlib.import_module("treebo.surrogates.ngboost") is ngboost_module
+        assert missing_extra("ngboost") is None

@@ -10,12 +10,28 @@ Use :func:`make_surrogate` to build one by its short name.
 from __future__ import annotations
 
 import importlib
-from typing import Any
-
-from .base import MixtureMoments, Prediction, Surrogate, mixture_moments
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments", "make_surrogate",
-           "available_surrogates", "surrogate_class"]
+           "available_surrogates", "surrogate_class", "surrogate_class_name", "missing_extra"]
+
+# The base classes come from .base on first use (PEP 562): it imports scikit-learn,
+# which listing the registry (`treebo list`, `treebo --help`) does not need.
+_BASE_NAMES = ("Prediction", "Surrogate", "MixtureMoments", "mixture_moments")
+
+if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
+    from .base import MixtureMoments, Prediction, Surrogate, mixture_moments
+
+
+def __getattr__(name: str) -> Any:
+    """The base-class name ``name``, imported from :mod:`.base` on first use."""
+    if name not in _BASE_NAMES:
+        raise AttributeError(f"module 'treebo.surrogates' has no attribute {name!r}")
+    value = getattr(importlib.import_module("treebo.surrogates.base"), name)
+    globals()[name] = value  # later look-ups no longer come here
+    return value
+
 
 # name -> (module, class, extra that provides its optional dependency or None).
 # Modules are imported on first use, so a missing optional dependency only
@@ -25,12 +41,18 @@ _REGISTRY: dict[str, tuple[str, str, str | None]] = {
     "ert": ("treebo.surrogates.forest", "ExtraTreesSurrogate", None),
     "bwo": ("treebo.surrogates.forest", "BwOForestSurrogate", None),
     "gp": ("treebo.surrogates.gp", "GaussianProcessSurrogate", None),
-    "ngboost": ("treebo.surrogates.ngboost", "NGBoostSurrogate", None),
+    "ngboost": ("treebo.surrogates.ngboost", "NGBoostSurrogate", "ngboost"),
     "bart": ("treebo.surrogates.bart", "BARTSurrogate", "bart"),
     "mondrian": ("treebo.surrogates.mondrian", "MondrianForestSurrogate", None),
     "vsglb": ("treebo.surrogates.sglb", "VirtualSGLBSurrogate", None),
     "csglb": ("treebo.surrogates.sglb", "CyclicalSGLBSurrogate", None),
     "cbsglb": ("treebo.surrogates.sglb", "CyclicalBootstrapSGLBSurrogate", None),
+}
+
+# extra -> the top-level modules it installs that its surrogates import.
+_EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "bart": ("stochtree",),
+    "ngboost": ("ngboost",),
 }
 
 
@@ -42,6 +64,66 @@ def available_surrogates() -> list[str]:
     list of str
     """
     return list(_REGISTRY)
+
+
+def surrogate_class_name(name: str) -> str:
+    """The name of the class registered under ``name``, without importing it.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available_surrogates`.
+
+    Returns
+    -------
+    str
+        E.g. ``"RandomForestSurrogate"`` for ``"rf"``.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown; the message lists the known names.
+    """
+    return _registered(name)[1]
+
+
+def missing_extra(name: str) -> str | None:
+    """The extra to install before surrogate ``name`` can be used, if any.
+
+    Looks the optional dependency up without importing it (importing ngboost
+    alone takes seconds), so it cannot tell whether an installed dependency
+    imports cleanly: :func:`surrogate_class` can.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available_surrogates`.
+
+    Returns
+    -------
+    str or None
+        The extra's name (``pip install 'treebo[EXTRA]'``) when a module it
+        provides is not installed; None when the surrogate needs no extra or
+        its extra is installed.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown; the message lists the known names.
+    """
+    extra = _registered(name)[2]
+    if extra is None:
+        return None
+    modules = _EXTRA_MODULES.get(extra, ())
+    if all(importlib.util.find_spec(module) is not None for module in modules):
+        return None
+    return extra
+
+
+def _registered(name: str) -> tuple[str, str, str | None]:
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"unknown surrogate {name!r}; choose one of {available_surrogates()}")
+    return _REGISTRY[name]
 
 
 def surrogate_class(name: str) -> type:
@@ -68,9 +150,7 @@ def surrogate_class(name: str) -> type:
         If the surrogate needs an optional dependency that is not installed;
         the message names the extra to install.
     """
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown surrogate {name!r}; choose one of {available_surrogates()}")
-    module_name, class_name, extra = _REGISTRY[name]
+    module_name, class_name, extra = _registered(name)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

@@ -19,10 +19,15 @@ import numbers
 from typing import Any
 
 import numpy as np
-from ngboost import NGBRegressor
-from ngboost.distns import Normal, RegressionDistn
-from ngboost.scores import LogScore
 from sklearn.tree import DecisionTreeRegressor
+
+try:
+    from ngboost import NGBRegressor
+    from ngboost.distns import Normal, RegressionDistn
+    from ngboost.scores import LogScore
+except ImportError as _error:  # an optional dependency: say which extra brings it
+    raise ImportError(f"treebo.surrogates.ngboost needs ngboost ({_error}); install it "
+                      "with: pip install 'treebo[ngboost]'", name=_error.name) from _error
 
 from .._checks import check_int
 from .base import Prediction, Surrogate
