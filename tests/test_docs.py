@@ -50,7 +50,16 @@ def _sglb(ns, workdir, out):
 
 
 def _storage(ns, workdir, out):
-    assert len(ns["res"].x_iters) == 20 and (workdir / "study.db").exists()
+    from treebo import minimize
+    from treebo.storage import read_study
+
+    res = ns["res"]
+    trials = read_study(workdir / "study.db")["trials"]
+    assert len(res.x_iters) == 20 and [t["status"] for t in trials] == ["complete"] * 20
+    # The second call loaded the first 10 evaluations instead of repeating them:
+    # they are those of a 10-call run without storage, and the file holds 20.
+    alone = minimize(ns["objective"], ns["space"], n_calls=10, random_state=0)
+    assert res.x_iters[:10] == alone.x_iters
 
 
 def _read_study(ns, workdir, out):
@@ -59,11 +68,17 @@ def _read_study(ns, workdir, out):
 
 
 def _batch(ns, workdir, out):
-    assert len(ns["batch"]) == 4 and len(ns["opt"].trials) == 8
+    batch, trials = ns["batch"], ns["opt"].trials
+    assert len(batch) == 4 and len(trials) == 8
+    told = [t.x for t in trials if t.status == "complete"]
+    points = {tuple(x) for x in told + batch}
+    assert len(told) == 4 and len(points) == 8   # 4 new points, none told before
 
 
 def _parallel(ns, workdir, out):
-    assert len(ns["res"].x_iters) == 16 and ns["res"].n_failed == 0
+    res = ns["res"]
+    assert len(res.x_iters) == 16 and res.n_failed == 0
+    assert len({tuple(x) for x in res.x_iters}) == 16   # no point evaluated twice
 
 
 def _stopping(ns, workdir, out):

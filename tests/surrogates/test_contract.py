@@ -17,9 +17,15 @@ FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_esti
         "vsglb": {"n_estimators": 200, "random_state": 0},
         "csglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0},
         "cbsglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0}}
-NAMES = [name for name in available_surrogates() if name in FAST]
+NAMES = available_surrogates()
 # Surrogates of an extra -> (the module it installs, the extra): skipped without it.
 OPTIONAL = {"ngboost": ("ngboost", "ngboost"), "bart": ("stochtree", "bart")}
+
+
+def test_every_registered_surrogate_has_contract_settings():
+    # Issue 17: a surrogate missing from FAST was silently left out of every
+    # contract test below.
+    assert set(available_surrogates()) <= set(FAST), "add the new surrogate to FAST"
 
 
 def _make(name, **extra):
@@ -88,8 +94,14 @@ def test_many_features(name):
     rng = np.random.default_rng(0)
     X = rng.random((40, 300))
     y = X[:, 0] - X[:, 1]
-    p = _make(name).fit(X, y).predict_dist(rng.random((10, 300)))
-    assert p.mean.shape == (10,) and np.all(np.isfinite(p.variance))
+    model = _make(name).fit(X, y)
+    p = model.predict_dist(rng.random((10, 300)))
+    assert p.mean.shape == (10,) and np.all(p.variance > 0)
+    # It learns from 2 relevant features among 300 (more features than points):
+    # measured R^2 on the training points, seed 0: vsglb 0.14, cbsglb 0.58,
+    # bart 0.40, rf 0.82, the others 0.96-1.0.
+    fitted = model.predict(X)
+    assert 1 - np.sum((fitted - y) ** 2) / np.sum((y - y.mean()) ** 2) > 0.1
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -120,8 +120,13 @@ def test_random_state_reproduces_and_seeds_differ():
 def test_a_minibatch_too_small_for_the_data_uses_every_point():
     X = np.array([[0.1], [0.5], [0.9]])
     y = np.array([0.0, 1.0, 0.5])
-    p = NGBoostSurrogate(minibatch_frac=0.1, min_samples_leaf=1, random_state=0).fit(X, y)
-    assert np.all(np.isfinite(p.predict_dist(X).variance))
+    small = NGBoostSurrogate(minibatch_frac=0.1, min_samples_leaf=1, random_state=0).fit(X, y)
+    full = NGBoostSurrogate(minibatch_frac=1.0, min_samples_leaf=1, random_state=0).fit(X, y)
+    # 10% of 3 points is no point at all: the whole data set is used instead,
+    # so the model is the full-batch one, bit for bit.
+    a, b = small.predict_dist(X), full.predict_dist(X)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_array_equal(a.variance, b.variance)
 
 
 @pytest.mark.parametrize("bad, message", [
