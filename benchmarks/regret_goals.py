@@ -142,22 +142,28 @@ def plot_grid(table: dict[str, dict], path: str) -> None:
     methods = [m for m in surrogate_order({m for r in table.values() for m in r["median"]})
                if m != "random"]
     gaps = np.full((len(problems), len(methods)), np.nan)
+    partial = np.zeros(gaps.shape, dtype=bool)
     for i, problem in enumerate(problems):
         row = table[problem]
         for j, m in enumerate(methods):
             if m in row["median"] and "random" in row["median"]:
                 gaps[i, j] = row["median"][m] - row["median"]["random"]
+                partial[i, j] = row["n_seeds"][m] < N_SEEDS
     fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(methods), 0.45 * len(problems) + 1.5))
     limit = np.nanmax(np.abs(gaps)) if np.isfinite(gaps).any() else 1.0
     image = ax.imshow(gaps, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
     for i in range(len(problems)):
         for j in range(len(methods)):
             if np.isfinite(gaps[i, j]):
-                ax.text(j, i, f"{gaps[i, j]:.1f}", ha="center", va="center", fontsize=7)
+                mark = "*" if partial[i, j] else ""
+                ax.text(j, i, f"{gaps[i, j]:.1f}{mark}", ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(methods)), methods, rotation=45, ha="right")
     ax.set_yticks(range(len(problems)), problems)
     fig.colorbar(image, ax=ax, label="median final log10 regret minus random search's")
-    ax.set_title("Regret grid: lower (blue) is better than random search")
+    title = "Regret grid: lower (blue) is better than random search"
+    if partial.any():
+        title += f"\n* fewer than {N_SEEDS} seeds so far; empty: not run yet"
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
