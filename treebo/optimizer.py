@@ -51,13 +51,30 @@ from .storage import (
 from .surrogates import Surrogate, make_surrogate
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "minimize", "SpaceExhausted",
-           "transform_targets", "STRATEGIES"]
+           "transform_targets", "STRATEGIES", "check_strategy"]
 
 logger = logging.getLogger("treebo")
 
 #: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
 #: point is given is the minimum, mean or maximum of the complete values.
 STRATEGIES = ("cl_min", "cl_mean", "cl_max")
+
+
+def check_strategy(strategy: Any) -> str:
+    """``strategy`` if it is one of :data:`STRATEGIES`, else a ValueError naming it.
+
+    Parameters
+    ----------
+    strategy : str
+
+    Returns
+    -------
+    str
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return strategy
+
 
 #: What reopening a storage does with trials a dead run left pending.
 RESUME_PENDING = ("retry", "fail")
@@ -499,8 +516,7 @@ class Optimizer:
         SpaceExhausted
             If every point of a discrete space has been evaluated or proposed.
         """
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        check_strategy(strategy)
         q = 1 if n_points is None else check_int(n_points, "n_points")
         # Copies: a caller that changes a point in place must not change the
         # recorded trial.
@@ -592,8 +608,7 @@ class Optimizer:
         SpaceExhausted
             If every point of a discrete space has been evaluated or proposed.
         """
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        check_strategy(strategy)
         return self._ask_trials(check_int(n_points, "n_points"), strategy)
 
     def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
@@ -1315,8 +1330,7 @@ acquisition_params, failure_value, y_transform, random_state, storage, resume_pe
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")
     callbacks = _as_callbacks(callback)
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    check_strategy(strategy)
     max_retries = check_int(max_retries, "max_retries", 0)
     # Validate the parallel arguments before any storage is opened.
     resolve_executor(n_jobs, executor, timeout, dry_run=True)

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
 
 from ._checks import check_int
-from .optimizer import STRATEGIES, Optimizer, SpaceExhausted
+from .optimizer import Optimizer, SpaceExhausted, check_strategy
 from .space import Dimension, Space
 
 __all__ = ["TreeBOSearchCV"]
@@ -110,8 +110,7 @@ scorer_, n_splits_, refit_time_, multimetric_
                                  f"Integer, Categorical, Binary), got {dim!r}")
         check_int(self.n_iter, "n_iter")
         check_int(self.n_points, "n_points")
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        check_strategy(self.strategy)
         taken = {"space", "surrogate", "n_initial_points", "random_state"}
         clash = sorted(taken & set(self.optimizer_kwargs or {}))
         if clash:

@@ -38,7 +38,7 @@ except ImportError as _error:
                       "pip install 'treebo[optuna]'") from _error
 
 from .._checks import check_int
-from ..optimizer import STRATEGIES, Optimizer, SpaceExhausted
+from ..optimizer import Optimizer, SpaceExhausted, check_strategy
 from ..space import Categorical, Dimension, Integer, Real
 from ..surrogates import Surrogate, make_surrogate
 
@@ -347,8 +347,7 @@ class TreeBOSampler(BaseSampler):
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise ValueError("independent_sampler must be an optuna.samplers.BaseSampler or "
                              f"None, got {independent_sampler!r}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        check_strategy(strategy)
         for name, flag in (("constant_liar", constant_liar),
                            ("warn_independent_sampling", warn_independent_sampling)):
             if not isinstance(flag, (bool, np.bool_)):
