@@ -392,7 +392,10 @@ def test_ctrl_c_in_the_driver_stops_the_run_and_leaves_trials_pending(tmp_path, 
         try:  # the third evaluation to start presses Ctrl-C in the driver
             with open(tmp_path / "started", "a") as log:
                 log.write(".\n")
-            if len((tmp_path / "started").read_text().split()) == 3:
+            # ">= 3", not "== 3": two workers may both append before either
+            # reads, and then neither would see 3 (a flaky run in CI). The
+            # O_EXCL marker lets exactly one of them press.
+            if len((tmp_path / "started").read_text().split()) >= 3:
                 os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
                 os.kill(driver, signal.SIGINT)
                 time.sleep(60)
@@ -410,7 +413,9 @@ def test_ctrl_c_in_the_driver_stops_the_run_and_leaves_trials_pending(tmp_path, 
     statuses = [r["status"] for r in rows]
     # What finished before Ctrl-C is told; what was in flight stays pending.
     assert 1 <= statuses.count("complete") and "failed" not in statuses
-    assert 1 <= statuses.count("pending") <= n_jobs
+    # In flight: at most n_jobs; one more when Ctrl-C lands inside a tell's
+    # commit, which is rolled back and leaves that trial pending too.
+    assert 1 <= statuses.count("pending") <= n_jobs + 1
     res = minimize(quadratic, SPACE_2D, n_calls=10, random_state=0, storage=db, **FAST)
     assert res.statuses == ["complete"] * 10
 
