@@ -118,6 +118,23 @@ def skip_if_extra_missing(error: BaseException | None, block: Block) -> None:
         error = error.__cause__
 
 
+def run_and_check(block: Block, workdir: Path, checks: dict, capsys: object) -> None:
+    """Run ``block`` as a script in ``workdir`` and apply every check whose marker it holds.
+
+    ``checks`` maps a marker (text found in exactly one block) to a function
+    ``check(namespace, workdir, printed)`` asserting that block's results.
+    """
+    import sys
+
+    namespace = run_block(block, workdir)
+    printed = capsys.readouterr().out
+    for marker, check in checks.items():
+        if marker in block.code:
+            check(namespace, workdir, printed)
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 def find_block(blocks: list[Block], marker: str) -> Block:
     """The one block containing ``marker``."""
     found = [b for b in blocks if marker in b.code]

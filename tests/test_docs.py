@@ -21,7 +21,7 @@ from readme_examples import (
     doc_pages,
     find_block,
     python_blocks,
-    run_block,
+    run_and_check,
 )
 
 README_CODE = {b.code for b in python_blocks(README)}
@@ -133,13 +133,7 @@ def test_docs_have_the_checked_blocks():
 @pytest.mark.parametrize("block", [b.param() for b in BLOCKS])
 def test_docs_block_runs(block, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    ns = run_block(block, tmp_path)
-    out = capsys.readouterr().out
-    for marker, check in CHECKS.items():
-        if marker in block.code:
-            check(ns, tmp_path, out)
-    if "matplotlib.pyplot" in sys.modules:
-        sys.modules["matplotlib.pyplot"].close("all")
+    run_and_check(block, tmp_path, CHECKS, capsys)
 
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -7,7 +7,7 @@ seeds the blocks use.
 """
 
 import pytest
-from readme_examples import README, find_block, python_blocks, run_block
+from readme_examples import README, find_block, python_blocks, run_and_check
 
 BLOCKS = python_blocks(README)
 
@@ -41,8 +41,4 @@ def test_readme_has_the_three_examples():
 @pytest.mark.parametrize("block", [b.param() for b in BLOCKS])
 def test_readme_block_runs(block, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    ns = run_block(block, tmp_path)
-    out = capsys.readouterr().out
-    for marker, check in CHECKS.items():
-        if marker in block.code:
-            check(ns, tmp_path, out)
+    run_and_check(block, tmp_path, CHECKS, capsys)
