@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
+pytest.importorskip("matplotlib", reason="the figures need matplotlib: pip install 'treebo[plot]'")
 
 from treebo.bench import regret_curves  # noqa: E402
 from treebo.plotting import plot_regret, plot_results  # noqa: E402
