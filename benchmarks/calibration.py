@@ -52,10 +52,10 @@ import numpy as np
 from treebo import minimize
 from treebo.acquisition import sobol_candidates
 from treebo.diagnostics import DEFAULT_LEVELS, epistemic_share, gaussian_nll, interval_coverage
-from treebo.optimizer import LOG_OFFSET
 from treebo.problems import available_problems, get_problem
 from treebo.space import Real
 from treebo.surrogates import available_surrogates, make_surrogate, surrogate_class
+from treebo.targets import LOG_OFFSET
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 
 from treebo.diagnostics import gaussian_nll
-from treebo.optimizer import LOG_OFFSET, transform_targets
 from treebo.problems import get_problem
 from treebo.surrogates import make_surrogate
+from treebo.targets import LOG_OFFSET, transform_targets
 
 
 def _unit_to_point(problem, u: np.ndarray) -> np.ndarray:

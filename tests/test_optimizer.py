@@ -16,10 +16,9 @@ from treebo import (
     make_surrogate,
     minimize,
 )
-from treebo.acquisition import log_expected_improvement
-from treebo.optimizer import transform_targets
 from treebo.problems import get_problem
 from treebo.storage import read_study
+from treebo.targets import transform_targets
 
 
 def quadratic(x):
@@ -85,12 +84,13 @@ def test_failed_points_take_the_worst_value_or_the_configured_one():
     opt.tell([0.0, 0.0], 1.0)
     opt.tell([0.5, 0.5], 3.0)
     opt.tell([0.9, 0.9], math.inf)
-    X, values = opt._training_data()
+    X, values, complete = opt.history.training_data(opt.failure_value)
     np.testing.assert_array_equal(values, [1.0, 3.0, 3.0])
+    np.testing.assert_array_equal(complete, [True, True, False])
     opt = Optimizer(SPACE_2D, failure_value=10.0, random_state=0)
     opt.tell([0.0, 0.0], 1.0)
     opt.tell([0.9, 0.9], None)
-    np.testing.assert_array_equal(opt._training_data()[1], [1.0, 10.0])
+    np.testing.assert_array_equal(opt.history.training_data(opt.failure_value)[1], [1.0, 10.0])
 
 
 def test_a_tiny_discrete_space_is_exhausted_with_a_clear_message():
@@ -241,25 +241,6 @@ def test_gp_converges_on_a_smooth_function():
     assert res.fun < 1e-5
 
 
-def test_lbfgs_polish_never_returns_a_worse_acquisition_than_the_best_candidate():
-    opt = Optimizer(SPACE_2D, surrogate="gp", n_candidates=64, local_search=False, random_state=0)
-    for _ in range(6):
-        x = opt.ask()
-        opt.tell(x, quadratic(x))
-    X, values = opt._training_data()
-    z = (values - values.mean()) / values.std()
-    model = make_surrogate("gp", random_state=0).fit(X, z)
-    candidates = opt._unseen(opt._candidates(X, z))
-    prediction = model.predict_dist(candidates)
-    scores = log_expected_improvement(prediction.mean, prediction.std, z.min())
-    polished = opt._polish(model, candidates, scores, z.min(), X)
-    p = model.predict_dist(polished[None, :])
-    polished_score = log_expected_improvement(p.mean, p.std, z.min())[0]
-    # Measured: the polish raises log-EI from -1.681 to -1.650 here (seeds
-    # 1 and 2: +0.054, +0.053).
-    assert polished_score > scores.max() + 0.01
-
-
 def test_bwo_on_branin_reaches_the_measured_regret_in_100_calls():
     branin = get_problem("branin")
     res = minimize(branin, branin.space, n_calls=100, surrogate="bwo", random_state=0)
@@ -273,7 +254,7 @@ def test_bwo_on_branin_reaches_the_measured_regret_in_100_calls():
     (dict(surrogate=3), "surrogate must be a registered name or a Surrogate instance"),
     (dict(acquisition="ucb"), "unknown acquisition 'ucb'"),
     (dict(n_initial_points=-1), "n_initial_points must be an integer >= 0"),
-    (dict(initial_design="lhs"), "initial_design must be 'sobol' or 'random'"),
+    (dict(initial_design="lhs"), r"initial_design must be one of \('sobol', 'random'\)"),
     (dict(n_candidates=0), "n_candidates must be an integer >= 1"),
     (dict(acq_optimizer="adam"), "acq_optimizer must be"),
     (dict(failure_value="best"), "failure_value must be 'worst' or a finite number"),
@@ -335,7 +316,7 @@ def test_a_batch_is_distinct_points_with_pending_ones_as_lies(surrogate):
         assert [t.status for t in new] == ["pending"] * 2 and [t.x for t in new] == batch
         # One surrogate seed per batch: the refits differ only by the lies.
         assert len({t.seed for t in new}) == 1 and all(t.fit_time > 0 for t in new)
-        X, y = opt._training_data(strategy)
+        X, y, _ = opt.history.training_data(opt.failure_value, strategy)
         assert len(y) == len(told) + 2
         # Every pending point is shown at the lie.
         np.testing.assert_array_equal(y[len(told):], lies[strategy](result.func_vals))
@@ -360,8 +341,8 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
             x = opt.ask()
             opt.tell(x, branin(x))
         if not lies:  # the counterfactual: the same refits without the lies
-            told_only = opt._training_data
-            opt._training_data = lambda strategy=None: told_only(None)
+            told_only = opt.history.training_data
+            opt.history.training_data = lambda failure, strategy=None: told_only(failure, None)
         X = opt.space.encode(opt.ask(n_points=5))
         return np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1:]])
 
@@ -389,7 +370,7 @@ def test_with_constant_values_the_exploration_variance_picks_the_farthest_candid
                     random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)
-    seen = opt._seen()
+    seen = opt.history.encoded().copy()
     x = opt.ask()
     assert opt.trials[-1].origin == "model"
     # The surrogate's variance is 0 everywhere, so EI ranks candidates by the
@@ -432,7 +413,8 @@ def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):
     opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, quadratic(x))
-    opt._candidates = lambda X, z: opt._seen()  # every candidate already evaluated
+    # Every candidate already evaluated:
+    opt.maximizer.candidates = lambda space, X, z, rng: opt.history.encoded().copy()
     with caplog.at_level(logging.INFO, logger="treebo"):
         batch = opt.ask(n_points=2)
     assert [t.origin for t in opt.trials[-2:]] == ["random", "random"]
@@ -613,18 +595,18 @@ def test_the_trial_protocol_tells_each_result_to_its_own_trial():
     assert opt.get_result().x_iters == [first.x, third.x, given.x]
 
 
-def test_minimize_takes_every_optimizer_setting_with_the_same_default():
-    # minimize re-declares the Optimizer's parameters (for its signature and
-    # docs); issue 15 found two that had been lost. This keeps them in step.
-    import inspect
-    import re
-
-    settings = inspect.signature(Optimizer.__init__).parameters
-    driver = inspect.signature(minimize).parameters
-    for name, parameter in settings.items():
-        if name == "self":
-            continue
-        assert name in driver, f"minimize lacks the Optimizer setting {name!r}"
-        assert driver[name].default == parameter.default, name
-        # Documented, if only as "As for Optimizer" in the grouped entry.
-        assert re.search(rf"\b{name}\b", minimize.__doc__), name
+def test_minimize_passes_its_settings_to_the_optimizer():
+    # minimize takes the Optimizer's settings as keyword arguments instead of
+    # re-listing them: the same settings give the same proposals.
+    settings = dict(surrogate="rf", n_initial_points=3, n_candidates=300, local_center_spacing=0,
+                    surrogate_params={"n_estimators": 10}, random_state=3)
+    result = minimize(quadratic, SPACE_2D, n_calls=6, **settings)
+    opt = Optimizer(SPACE_2D, **settings)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, quadratic(x))
+    assert result.x_iters == opt.get_result().x_iters
+    with pytest.raises(TypeError, match=r"unknown argument\(s\) \['n_candidate'\]"):
+        minimize(quadratic, SPACE_2D, n_calls=6, n_candidate=300)
+    with pytest.raises(ValueError, match="n_local_centers must be an integer >= 1"):
+        minimize(quadratic, SPACE_2D, n_calls=6, n_local_centers=0)

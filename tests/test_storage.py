@@ -14,6 +14,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
 from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
 from treebo.storage import (
+    InMemoryStorage,
     SQLiteStorage,
     StorageLockedError,
     StorageMismatchError,
@@ -504,3 +505,35 @@ def test_a_point_that_kills_the_process_is_failed_after_two_resumes(tmp_path):
     assert "offered again 2 times" in trials[3]["error"]
     assert all(t["status"] == "complete" for i, t in enumerate(trials) if i != 3)
     assert read_study(db)["meta"]["resume_offers"] == {"3": 2}
+
+
+# -- the storage protocol: the in-memory default -------------------------------------
+
+def test_the_default_storage_is_in_memory_and_resumes_a_study_within_the_process():
+    straight = Optimizer(SPACE_2D, random_state=4, **FAST)
+    storage = InMemoryStorage()
+    first = Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
+    assert isinstance(straight.storage, InMemoryStorage)
+    for opt in (straight, first):
+        for _ in range(7):
+            x = opt.ask()
+            opt.tell(x, quadratic(x))
+    pending = first.ask()
+    straight.ask()
+    with pytest.raises(StorageLockedError, match="in use by another optimizer"):
+        Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
+    first.close()
+    # The resumed optimizer offers the pending point first, then continues both
+    # random streams: its proposals are those of the run that never stopped.
+    resumed = Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
+    assert resumed.ask() == pending and resumed.trials[-1] is not first.trials[-1]
+    for opt in (straight, resumed):
+        opt.tell(pending, quadratic(pending))
+        for _ in range(3):
+            x = opt.ask()
+            opt.tell(x, quadratic(x))
+    assert resumed.get_result().x_iters == straight.get_result().x_iters
+    resumed.close()
+    with pytest.raises(StorageMismatchError, match="storage '<in memory>' holds a study run "
+                       "with other settings"):
+        Optimizer(SPACE_2D, random_state=4, storage=storage, n_candidates=400)

@@ -34,10 +34,10 @@ __all__ = [
 # SciPy's optimizers (most of a second), which `import treebo`, `treebo --help` and
 # `treebo list` never need, so each name is imported on first use (PEP 562).
 _LAZY_NAMES = {
-    "minimize": "treebo.optimizer",
+    "minimize": "treebo.loop",
     "Optimizer": "treebo.optimizer",
-    "OptimizeResult": "treebo.optimizer",
-    "Trial": "treebo.optimizer",
+    "OptimizeResult": "treebo.history",
+    "Trial": "treebo.history",
     "SpaceExhausted": "treebo.space",
     "Space": "treebo.space",
     "Real": "treebo.space",
@@ -50,7 +50,9 @@ _LAZY_NAMES = {
 }
 
 if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
-    from .optimizer import Optimizer, OptimizeResult, Trial, minimize
+    from .history import OptimizeResult, Trial
+    from .loop import minimize
+    from .optimizer import Optimizer
     from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
     from .surrogates import Prediction, available_surrogates, make_surrogate
 

@@ -31,3 +31,29 @@ def check_n_jobs(value: Any, name: str = "n_jobs") -> int | None:
         raise ValueError(f"{name} must be None or a non-zero integer (-1 for all cores), "
                          f"got {value!r}")
     return int(value)
+
+
+def check_real(value: Any, name: str, low: float = 0.0, *, strict: bool = False) -> float:
+    """``float(value)`` for a finite real ``>= low`` (``> low`` if ``strict``), else ValueError."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not math.isfinite(value) or value < low or (strict and value == low)):
+        bound = f"> {low:g}" if strict else f">= {low:g}"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+    return float(value)
+
+
+def check_choice(value: Any, name: str, allowed: tuple) -> Any:
+    """``value`` if it is one of ``allowed``, else a ValueError listing them."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def check_auto_or(value: Any, name: str, check: Any, expected: str) -> Any:
+    """``"auto"``, or ``check(value, name)``; the error names both choices."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    try:
+        return check(value, name)
+    except ValueError:
+        raise ValueError(f"{name} must be 'auto' or {expected}, got {value!r}") from None

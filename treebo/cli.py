@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,6 +111,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     from ._progress import ProgressBar
     from .bench import N_INITIAL, RunSpec, append_record, run_one
     from .problems import available_problems, get_problem
+    from .storage import StorageLockedError
 
     if args.problem not in available_problems():
         raise _UsageError(f"unknown problem {args.problem!r}; choose from "
@@ -142,12 +142,11 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             # Counted from the result, so a resumed study starts at what it already holds.
             bar.update(len(result.func_vals) - bar.count, best=float(result.fun))
 
-    if args.storage:
-        outcome = _minimize_stored(spec, args.storage, show)
-        if outcome is None:
-            return 1
-    else:
-        outcome = run_one(spec, callback=show)
+    try:
+        outcome = run_one(spec, callback=show, storage=args.storage)
+    except StorageLockedError as error:
+        print(f"treebo minimize: error: {error}", file=sys.stderr)
+        return 1
     if bar is not None and made[0]:
         bar.close()
     if args.storage:
@@ -193,36 +192,6 @@ def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:
         raise _UsageError(f"{path} already holds a record of this run ({spec.problem}/"
                           f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
                           "nothing was run: remove that record or choose another --out")
-
-
-def _minimize_stored(spec: RunSpec, storage: str, callback: Callable) -> dict | None:
-    """Run ``spec`` in the SQLite study ``storage``, resuming what it holds.
-
-    Returns the fields of a run's record that ``minimize`` prints (the time
-    sums cover every stored trial, the wall time this call), or None after
-    printing why the study could not be opened.
-    """
-    from .bench import build_problem, minimize_settings, to_jsonable, trajectory
-    from .optimizer import minimize
-    from .storage import StorageLockedError
-
-    problem = build_problem(spec)
-    settings = minimize_settings(spec, problem)
-    wall = time.perf_counter()
-    try:
-        result = minimize(problem, problem.space, n_calls=spec.n_calls, callback=callback,
-                          storage=storage, **settings)
-    except StorageLockedError as error:
-        print(f"treebo minimize: error: {error}", file=sys.stderr)
-        return None
-    wall = time.perf_counter() - wall
-    values, best_so_far, regret = trajectory(result.func_vals, problem.optimal_value)
-    return to_jsonable({
-        "n_evaluated": len(values), "values": values, "best_so_far": best_so_far,
-        "regret": regret, "optimal_value": problem.optimal_value, "x": result.x_iters,
-        "fit_time": result.fit_time.tolist(), "acq_time": result.acq_time.tolist(),
-        "wall_time": wall, "errors": [e for e in result.errors if e],
-    })
 
 
 def _load_config(path: str | None) -> dict:

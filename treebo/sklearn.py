@@ -17,8 +17,9 @@ import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
 
 from ._checks import check_int
-from .optimizer import Optimizer, SpaceExhausted, check_strategy
-from .space import Dimension, Space
+from .history import check_strategy
+from .optimizer import Optimizer
+from .space import Dimension, Space, SpaceExhausted
 
 __all__ = ["TreeBOSearchCV"]
 

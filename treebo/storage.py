@@ -1,4 +1,10 @@
-"""A study journal in SQLite: every trial committed as soon as it is asked or told.
+"""Where a study is recorded: the :class:`Storage` protocol, in memory or in SQLite.
+
+An optimizer records every ask (its new trials and the random-stream states
+after it) and every tell through a :class:`Storage`, and reads a study back
+from one to resume it. :class:`InMemoryStorage` is the default: the study
+lives as long as the process. :class:`SQLiteStorage` is a study journal in
+SQLite, every trial committed as soon as it is asked or told.
 
 ``Optimizer(..., storage="study.db")`` keeps its whole history in one SQLite
 file (the standard library's :mod:`sqlite3`, no server):
@@ -61,8 +67,11 @@ coexist); they are a few bytes each.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -71,11 +80,14 @@ import stat
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .history import Trial
+from .random_streams import RandomStreams
 from .space import Categorical, Integer, Real, Space
 
 try:  # POSIX only; elsewhere the lock is skipped (documented).
@@ -83,7 +95,10 @@ try:  # POSIX only; elsewhere the lock is skipped (documented).
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["SQLiteStorage", "StorageMismatchError", "StorageLockedError", "read_study"]
+__all__ = ["Storage", "InMemoryStorage", "SQLiteStorage", "StorageMismatchError",
+           "StorageLockedError", "read_study", "open_study"]
+
+logger = logging.getLogger("treebo")
 
 #: Bumped when the schema changes incompatibly.
 FORMAT_VERSION = 1
@@ -220,7 +235,115 @@ def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
                          f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}")
 
 
-class SQLiteStorage:
+class Storage:
+    """The protocol an optimizer records its study through.
+
+    A storage holds one study: its description (``meta``: the space, the
+    settings, the seed and the random-stream states, JSON-safe) and its
+    trials. The optimizer calls :meth:`open_study` once, then :meth:`create`
+    if the study is new or :meth:`study_trials` to resume it, then
+    :meth:`record_ask` and :meth:`record_tell` as it goes, and :meth:`close`
+    at the end. A record method returns only once the
+    change is durable for this storage; if it raises, the optimizer undoes
+    the change in memory.
+    """
+
+    @property
+    def name(self) -> str:
+        """How error messages name this storage."""
+        raise NotImplementedError
+
+    def open_study(self, space: Space) -> dict[str, Any]:
+        """Open the study: its ``meta``, empty for a new study.
+
+        Parameters
+        ----------
+        space : Space
+            The optimizer's space; trials are stored and read against it.
+
+        Raises
+        ------
+        StorageLockedError
+            If another live optimizer has the study open.
+        """
+        raise NotImplementedError
+
+    def study_trials(self) -> list[Trial]:
+        """The trials of an opened, existing study, in order of their numbers.
+
+        Raises
+        ------
+        ValueError
+            If a stored trial is damaged.
+        """
+        raise NotImplementedError
+
+    def create(self, meta: dict[str, Any]) -> None:
+        """Record the description of a new study."""
+        raise NotImplementedError
+
+    def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
+        """Record newly asked (or re-offered) trials and update ``meta`` with ``state``."""
+        raise NotImplementedError
+
+    def record_tell(self, trial: Trial) -> None:
+        """Record a told trial."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the study (idempotent); it can be loaded again afterwards."""
+        raise NotImplementedError
+
+
+class InMemoryStorage(Storage):
+    """A study kept in this process's memory: the default storage.
+
+    Nothing is written anywhere, and the study ends with the process. Give
+    one instance to several optimizers one after the other (closing each) to
+    resume a study within a process.
+    """
+
+    def __init__(self) -> None:
+        self._meta: dict[str, Any] = {}
+        self._trials: list[Trial] = []
+        self._open = False
+
+    def __repr__(self) -> str:
+        return f"InMemoryStorage({len(self._trials)} trials)"
+
+    @property
+    def name(self) -> str:
+        return "<in memory>"
+
+    def open_study(self, space: Space) -> dict[str, Any]:
+        if self._open:
+            raise StorageLockedError("this InMemoryStorage is in use by another optimizer; "
+                                     "close that one first")
+        self._open = True
+        return copy.deepcopy(self._meta)
+
+    def study_trials(self) -> list[Trial]:
+        # Copies: the trials here must not change with another optimizer's.
+        return [dataclasses.replace(t) for t in self._trials]
+
+    def create(self, meta: dict[str, Any]) -> None:
+        self._meta = copy.deepcopy(meta)
+
+    def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
+        for trial in trials:
+            if trial.number == len(self._trials):
+                self._trials.append(trial)
+        self._meta.update(copy.deepcopy(state))
+
+    def record_tell(self, trial: Trial) -> None:
+        if trial.number == len(self._trials):
+            self._trials.append(trial)
+
+    def close(self) -> None:
+        self._open = False
+
+
+class SQLiteStorage(Storage):
     """One study in one SQLite file.
 
     Normally created by the optimizer from a path (``storage="study.db"``);
@@ -246,16 +369,22 @@ class SQLiteStorage:
         self._conn: sqlite3.Connection | None = None
         self._lock_fds: list[int] = []
         self._mutex = threading.Lock()
+        self._space: Space | None = None  # set by load(); trials are stored against it
 
     def __repr__(self) -> str:
         return f"SQLiteStorage({str(self.path)!r})"
 
     def __getstate__(self) -> dict:
         # A pickled storage (e.g. inside a fitted TreeBOSearchCV) is closed.
-        return {"path": self.path, "lock": self.lock}
+        return {"path": self.path, "lock": self.lock, "space": self._space}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["path"], lock=state["lock"])
+        self._space = state.get("space")
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
 
     # -- connection -------------------------------------------------------------------
     def open(self, *, read_only: bool = False) -> SQLiteStorage:
@@ -396,7 +525,7 @@ class SQLiteStorage:
 
     def create(self, meta: dict[str, Any]) -> None:
         """Write the description of a new study (one transaction)."""
-        meta = {"format_version": FORMAT_VERSION, "created_at": time.time(), **meta}
+        meta = {"created_at": time.time(), **meta}
         self._write([("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
                      for key, value in meta.items()])
 
@@ -418,17 +547,61 @@ class SQLiteStorage:
             trials.append(record)
         return trials
 
-    def record_ask(self, trials: list[dict[str, Any]], state: dict[str, Any]) -> None:
+    def open_study(self, space: Space) -> dict[str, Any]:
+        """Open the study (taking the lock): its ``meta``, empty for a new study."""
+        self.open()
+        self._space = space
+        return self.load_meta()
+
+    def study_trials(self) -> list[Trial]:
+        """The stored trials, each row checked against the space first.
+
+        A resume trusts nothing in the file it did not check (see
+        :func:`trial_row_problem`): a damaged row raises a ValueError naming
+        the file, the trial and the problem.
+        """
+        space = self._opened_space()
+        trials = []
+        for row in self.load_trials():
+            if row["number"] != len(trials):
+                raise ValueError(f"storage {self.name!r} is damaged: trial numbers are not "
+                                 "consecutive")
+            problem = trial_row_problem(space, row)
+            if problem is not None:
+                raise ValueError(f"storage {self.name!r} is damaged: trial {row['number']}: "
+                                 f"{problem}")
+            trials.append(Trial(
+                number=row["number"], x=space.point_from_json(row["point"]),
+                x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
+                error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
+                acq_time=row["acq_time"], asked_at=row["asked_at"], told_at=row["told_at"],
+                seed=row["seed"], eval_time=row["eval_time"]))
+        return trials
+
+    def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         """Insert (or, for re-offered pending trials, update) trials and save
         the random-stream states, in one transaction."""
-        statements = [_upsert(t) for t in trials]
+        statements = [_upsert(self._row(t)) for t in trials]
         statements += [("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)",
                         (key, json.dumps(value))) for key, value in state.items()]
         self._write(statements)
 
-    def record_tell(self, trial: dict[str, Any]) -> None:
+    def record_tell(self, trial: Trial) -> None:
         """Insert or update one told trial, in one transaction."""
-        self._write([_upsert(trial)])
+        self._write([_upsert(self._row(trial))])
+
+    def _opened_space(self) -> Space:
+        if self._space is None:
+            raise RuntimeError(f"storage {self.name!r}: open_study(space) must come first")
+        return self._space
+
+    def _row(self, trial: Trial) -> dict[str, Any]:
+        return {"number": trial.number, "status": trial.status, "origin": trial.origin,
+                "point": self._opened_space().point_to_json(trial.x), "x_encoded": trial.x_encoded,
+                "value": trial.value, "error": trial.error, "seed": trial.seed,
+                "fit_time": trial.fit_time, "acq_time": trial.acq_time,
+                "eval_time": trial.eval_time, "asked_at": trial.asked_at,
+                "told_at": trial.told_at}
 
 
 def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
@@ -553,6 +726,62 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
                                             and math.isfinite(row[column])):
             return f"{column} {row[column]!r} (allowed: a finite number or none)"
     return None
+
+
+def open_study(storage: Storage, space: Space, settings: dict, streams: RandomStreams, *,
+               seed_given: bool) -> tuple[list[Trial], dict[str, int]]:
+    """Create a new study in ``storage``, or check the stored one is this study and load it.
+
+    Parameters
+    ----------
+    storage : Storage
+    space : Space
+    settings : dict
+        Everything besides the space and the seed that shapes the proposals;
+        a stored study must have been run with the same.
+    streams : RandomStreams
+        Saved into a new study; set to the stored states when resuming.
+    seed_given : bool
+        Whether the user gave the seed (then it must match the stored one).
+
+    Returns
+    -------
+    trials : list of Trial
+        The stored trials (none for a new study).
+    resume_offers : dict
+        How often each pending trial (by number, as a string) was offered again.
+
+    Raises
+    ------
+    StorageMismatchError
+        If the stored study has another space, other settings or another seed.
+    ValueError
+        If the stored study is damaged.
+    """
+    meta = storage.open_study(space)
+    description = space_description(space)
+    if not meta:
+        storage.create({"format_version": FORMAT_VERSION, "space": description,
+                        "settings": settings, **streams.to_meta()})
+        return [], {}
+    # JSON turns tuples into lists; compare like with like.
+    settings = json.loads(json.dumps(settings))
+    check_same_study(storage.name, meta, description, settings,
+                     streams.seed if seed_given else None)
+    try:
+        streams.load_meta(meta)
+    except ValueError as error:
+        raise ValueError(f"storage {storage.name!r} is damaged: {error}") from None
+    offers = meta.get("resume_offers", {})
+    if not (isinstance(offers, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offers.values())):
+        raise ValueError(f"storage {storage.name!r} is damaged: resume_offers {offers!r} "
+                         "(allowed: trial numbers with counts >= 0)")
+    trials = storage.study_trials()
+    n_pending = sum(t.status == "pending" for t in trials)
+    logger.info("resuming %s: %d trials told, %d pending", storage.name,
+                len(trials) - n_pending, n_pending)
+    return trials, dict(offers)
 
 
 def space_description(space: Space) -> dict:

@@ -38,8 +38,9 @@ except ImportError as _error:
                       "pip install 'treebo[optuna]'") from _error
 
 from .._checks import check_int
-from ..optimizer import Optimizer, SpaceExhausted, check_strategy
-from ..space import Categorical, Dimension, Integer, Real
+from ..history import check_strategy
+from ..optimizer import Optimizer
+from ..space import Categorical, Dimension, Integer, Real, SpaceExhausted
 from ..surrogates import Surrogate, make_surrogate
 
 __all__ = ["TreeBOSampler"]

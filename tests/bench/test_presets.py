@@ -1,0 +1,77 @@
+"""The two presets: the paper's initial design, minimize arguments, budgets, instances."""
+
+import numpy as np
+import pytest
+import qmcpy
+
+from treebo.bench import (
+    RunSpec,
+    default_n_calls,
+    minimize_settings,
+    paper_initial_design,
+    run_one,
+)
+from treebo.problems import Ising, get_problem
+
+from .helpers import FAST
+
+
+def test_paper_initial_design_is_qmcpys_net_mapped_like_the_official_code():
+    branin = get_problem("branin")
+    design = paper_initial_design(branin.space, 0)
+    net = qmcpy.DigitalNetB2(2, seed=42, order="GRAY").gen_samples(5, warn=False)
+    expected = np.column_stack([-5 + 15 * net[:, 0], 15 * net[:, 1]])
+    assert np.allclose(design, expected, rtol=0, atol=1e-12)
+    assert paper_initial_design(branin.space, 0) == design  # reproducible
+    assert paper_initial_design(branin.space, 1) != design  # seed 84 for repeat 1
+
+    ising = get_problem("ising")
+    raw = qmcpy.DigitalNetB2(24, seed=42 * 3, order="GRAY").gen_samples(5, warn=False)
+    assert paper_initial_design(ising.space, 2) == (raw >= 0.5).astype(int).tolist()
+
+    automl = get_problem("automl_wine")
+    raw = qmcpy.DigitalNetB2(9, seed=42, order="GRAY").gen_samples(5, warn=False)
+    points = paper_initial_design(automl.space, 0)
+    for point, u in zip(points, raw):
+        assert point["classifier"] == automl.space.dimensions[0].categories[np.argmax(u[:5])]
+        assert point["n_estimators"] == int(10 + 190 * u[5])  # truncated, as in automl.py
+        assert point["max_depth"] == int(2 + 6 * u[6])
+        assert point["max_features"] == pytest.approx(0.2 + 0.8 * u[7])
+        assert point["log10_learning_rate"] == pytest.approx(-3 + 4 * u[8])
+    with pytest.raises(ValueError, match="repeat"):
+        paper_initial_design(branin.space, -1)
+
+
+def test_preset_settings():
+    branin = get_problem("branin")
+    paper = minimize_settings(RunSpec("branin", "bwo", 3, 20, preset="paper"), branin)
+    assert paper["y_transform"] == "standardize" and paper["local_search"] is False
+    assert paper["random_state"] == 42 * 4 and paper["n_candidates"] == 50_000
+    assert paper["x0"] == paper_initial_design(branin.space, 3)
+    default = minimize_settings(RunSpec("branin", "bwo", 3, 20), branin)
+    assert default["random_state"] == 3 and "x0" not in default and "y_transform" not in default
+    with pytest.raises(ValueError, match="not allowed"):
+        minimize_settings(RunSpec("branin", "bwo", 0, 20, overrides={"n_calls": 3}), branin)
+    with pytest.raises(ValueError, match="preset"):
+        minimize_settings(RunSpec("branin", "bwo", 0, 20, preset="fast"), branin)
+    assert default_n_calls("branin", "paper") == 505
+    assert default_n_calls("ising", "paper") == 505
+    assert default_n_calls("automl_digits", "paper") == 105
+    assert default_n_calls("hartmann6") == 100
+
+
+@pytest.mark.parametrize("preset", ["default", "paper"])
+def test_surrogates_share_the_initial_design(preset):
+    records = [run_one(RunSpec("branin", s, 1, 7, preset=preset, overrides=FAST))
+               for s in ("rf", "bwo")]
+    assert records[0]["x"][:5] == records[1]["x"][:5]
+    if preset == "paper":
+        assert records[0]["x"][:5] == paper_initial_design(get_problem("branin").space, 1)
+
+
+def test_binary_runs_use_one_instance_per_seed():
+    record = run_one(RunSpec("ising", "rf", 3, 6, overrides=FAST))
+    assert record["instance_params"] == {"instance": 466, "lam": 0.01}
+    assert record["optimal_value"] == Ising(466).optimal_value
+    fixed = run_one(RunSpec("ising", "rf", 3, 6, problem_params={"instance": 7270}, overrides=FAST))
+    assert fixed["instance_params"]["instance"] == 7270

@@ -1,0 +1,65 @@
+"""A run's JSON record, and reading and appending JSON-lines files."""
+
+import json
+
+import numpy as np
+import pytest
+
+from treebo.bench import RunSpec, load_results, run_one
+from treebo.problems import get_problem
+
+from .helpers import FAST
+
+
+def test_record_contents():
+    record = run_one(RunSpec("branin", "bwo", 0, 8, overrides=FAST))
+    json.dumps(record, allow_nan=False)  # strict JSON
+    n = 8
+    for field in ("x", "values", "best_so_far", "regret", "fit_time", "acq_time", "eval_time"):
+        assert len(record[field]) == n, field
+    branin = get_problem("branin")
+    assert record["values"] == pytest.approx([branin(x) for x in record["x"]], rel=1e-12)
+    assert record["best_so_far"] == list(np.minimum.accumulate(record["values"]))
+    assert record["regret"] == pytest.approx([b - branin.optimal_value
+                                              for b in record["best_so_far"]])
+    assert record["fit_time"][:5] == [0.0] * 5 and all(t > 0 for t in record["fit_time"][5:])
+    assert record["optimal_value"] == branin.optimal_value
+    assert record["settings"]["random_state"] == 0 and record["settings"]["n_candidates"] == 256
+    assert {"python", "treebo", "numpy", "sklearn", "qmcpy"} <= set(record["versions"])
+    assert record["key"] == RunSpec("branin", "bwo", 0, 99, overrides=FAST).key()
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from treebo.bench import append_record
+out, writer, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    append_record(out, {"problem": "p", "writer": writer, "i": i, "pad": str(writer) * 100_000})
+"""
+
+
+def test_concurrentappend_records_never_interleave(tmp_path):
+    # Two processes (treebo bench and benchmarks/peers.py, say) append long records to one
+    # file at once: every line must be one whole record. A buffered write of a 100 kB line
+    # goes out in several write() calls, which interleave.
+    import subprocess
+    import sys
+
+    (tmp_path / "p.jsonl").write_text('{"key": "trunc')  # a killed writer's half line
+    n = 60
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(n)])
+             for w in (1, 2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    lines = (tmp_path / "p.jsonl").read_text().splitlines()
+    assert lines[0] == '{"key": "trunc'
+    records = [json.loads(line) for line in lines[1:] if line]
+    assert sorted((r["writer"], r["i"]) for r in records) == [(w, i) for w in (1, 2)
+                                                               for i in range(n)]
+    assert all(r["pad"] == str(r["writer"]) * 100_000 for r in records)
+    assert len(load_results(tmp_path)) == 2 * n
+
+
+def test_a_missing_results_path_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_results(tmp_path / "missing")

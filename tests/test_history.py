@@ -1,0 +1,87 @@
+import math
+
+import numpy as np
+import pytest
+
+from treebo.history import History, Trial
+from treebo.space import Real, Space
+
+SPACE = Space([Real(0.0, 1.0), Real(0.0, 1.0)])
+
+
+def _history(n_told=0, values=None):
+    history = History(SPACE, np.random.default_rng(0).standard_normal(SPACE.n_columns))
+    values = values if values is not None else [float(i) for i in range(n_told)]
+    for i, value in enumerate(values):
+        point = [i / 100, 0.5]
+        trial = Trial(number=i, x=point, x_encoded=SPACE.encode([point])[0])
+        error = None if math.isfinite(value) else "failed"
+        history.tell(trial, value if error is None else None, error, None, lambda t: None)
+    return history
+
+
+def _pending(history, point):
+    trial = Trial(number=len(history), x=point, x_encoded=SPACE.encode([point])[0],
+                  asked_at=1.0)
+    history.append(trial)
+    return trial
+
+
+def test_training_data_fills_failures_and_shows_pending_trials_at_the_lie():
+    history = _history(values=[3.0, math.nan, 1.0, 2.0])
+    _pending(history, [0.9, 0.9])
+    X, values, complete = history.training_data("worst")
+    np.testing.assert_array_equal(values, [3.0, 3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(complete, [True, False, True, True])
+    assert X.shape == (4, 2)
+    np.testing.assert_array_equal(history.training_data(10.0)[1], [3.0, 10.0, 1.0, 2.0])
+    for strategy, lie in (("cl_min", 1.0), ("cl_mean", 2.0), ("cl_max", 3.0)):
+        X, values, complete = history.training_data("worst", strategy)
+        assert values[-1] == lie and len(values) == 5 and len(complete) == 4
+        np.testing.assert_array_equal(X[-1], SPACE.encode([[0.9, 0.9]])[0])
+
+
+def test_a_tell_whose_commit_fails_leaves_the_history_as_it_was():
+    history = _history(2)
+    trial = _pending(history, [0.7, 0.7])
+
+    def broken(_trial):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        history.tell(trial, 1.0, None, None, broken)
+    assert (trial.status, trial.value, trial.told_at) == ("pending", None, None)
+    assert (history.n_told, history.n_pending) == (2, 1)
+    new = Trial(number=3, x=[0.1, 0.1], x_encoded=SPACE.encode([[0.1, 0.1]])[0])
+    with pytest.raises(OSError):
+        history.tell(new, 1.0, None, None, broken)
+    assert len(history) == 3 and history.told_columns().number == [0, 1]
+    history.tell(trial, -0.5, None, 2.0, lambda t: None)
+    assert (trial.status, trial.eval_time, history.n_pending) == ("complete", 2.0, 0)
+    assert history.told_columns().best is trial
+
+
+def test_only_pending_trials_can_be_forgotten():
+    history = _history(2)
+    _pending(history, [0.7, 0.7])
+    _pending(history, [0.8, 0.8])
+    history.truncate(3)
+    assert (len(history), history.n_pending) == (3, 1)
+    with pytest.raises(ValueError, match="only pending trials"):
+        history.truncate(1)
+
+
+def test_unseen_drops_repeats_and_taken_points_and_find_matches_either_form():
+    history = _history(70)  # beyond the first block of the encoded buffer
+    taken = history.encoded()
+    assert taken.shape == (70, 2)
+    np.testing.assert_array_equal(taken[69], SPACE.encode([[0.69, 0.5]])[0])
+    fresh = np.array([[0.2, 0.2], [0.2, 0.2], [0.3, 0.3]])
+    X = np.vstack([taken[:5], fresh, taken[60:]])
+    np.testing.assert_array_equal(history.unseen(X), fresh[[0, 2]])
+    assert history.find([0.05, 0.5]) is history.trials[5]
+    assert history.find([0.05, 0.5], pending_only=True) is None
+    assert history.find([0.2, 0.2]) is None
+    pending = _pending(history, [0.2, 0.2])
+    assert history.find([0.2, 0.2], pending_only=True) is pending
+    assert (history.n_told, history.n_pending, history.n_complete()) == (70, 1, 70)

@@ -1,0 +1,249 @@
+"""Candidate points for the acquisition maximizer, and exact row bookkeeping.
+
+Candidates are scrambled Sobol points from qmcpy (a fresh scramble every
+call), optionally joined by local neighbours of the best points so far
+(Gaussian steps and one-dimension jumps around well-spaced centres), and
+snapped onto the feasible set by the :class:`~treebo.space.Space`.
+
+qmcpy's Sobol generator prefers sample sizes that are powers of two. treebo
+draws the points in Gray-code order and keeps the first ``n_candidates`` of
+them (50,000 by default, as in Kim & Choi 2022): any prefix of a Gray-code
+ordered net is still a low-discrepancy point set, just slightly less balanced
+than a full ``2^m`` net. Pass ``n_candidates=2**16`` for a complete net.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import qmcpy
+
+from ..space import Binary, Categorical, Integer, Real, Space
+
+__all__ = ["sobol_candidates", "local_centers", "local_candidates", "jump_candidates",
+           "unique_rows", "rows_in"]
+
+
+def sobol_candidates(n_points: int, n_columns: int, rng: np.random.Generator) -> np.ndarray:
+    """Scrambled Sobol points in ``[0, 1)^n_columns``.
+
+    Parameters
+    ----------
+    n_points : int
+        Number of points; the first ``n_points`` of a Gray-code ordered net
+        (see the module docstring about powers of two).
+    n_columns : int
+    rng : numpy.random.Generator
+        Seeds the scrambling, so each call gives a new randomized net.
+
+    Returns
+    -------
+    ndarray of shape (n_points, n_columns)
+    """
+    seed = int(rng.integers(np.iinfo(np.int32).max))
+    net = qmcpy.DigitalNetB2(n_columns, seed=seed, order="GRAY")
+    with warnings.catch_warnings():
+        # The power-of-two advice is handled as described in the module docstring.
+        warnings.simplefilter("ignore")
+        points = net.gen_samples(n_points, warn=False)
+    return np.asarray(points, dtype=float).reshape(n_points, n_columns)
+
+
+def local_centers(X: np.ndarray, values: np.ndarray, n_centers: int,
+                  min_spacing: float = 0.0) -> np.ndarray:
+    """Indices of the best points that are at least ``min_spacing`` apart.
+
+    Walks the points from the best value up and keeps a point when its
+    largest coordinate difference to every point kept so far is at least
+    ``min_spacing``, so the local search refines several basins instead of
+    piling every centre into the incumbent's.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_points, n_columns)
+        Encoded points.
+    values : ndarray of shape (n_points,)
+        Their (transformed) values; lower is better.
+    n_centers : int
+        At most this many indices are returned.
+    min_spacing : float, default 0.0
+        Minimum Chebyshev distance between two centres, in encoded units;
+        0 takes the ``n_centers`` best points.
+
+    Returns
+    -------
+    ndarray of int
+        Indices into ``X``, best first; fewer than ``n_centers`` when not
+        enough points are that far apart.
+    """
+    order = np.argsort(values, kind="stable")
+    if min_spacing <= 0:
+        return order[:n_centers]
+    kept: list[int] = []
+    for i in order:
+        if not kept or np.min(np.max(np.abs(X[kept] - X[i]), axis=1)) >= min_spacing:
+            kept.append(int(i))
+            if len(kept) == n_centers:
+                break
+    return np.array(kept, dtype=int)
+
+
+def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Neighbours that redraw one dimension of their centre over its whole range.
+
+    Each neighbour keeps every dimension of its centre but one, chosen at
+    random, which takes a uniformly random value of the dimension (another
+    category for a categorical, the other value for a binary). A Gaussian
+    step (:func:`local_candidates`) cannot carry one coordinate from its
+    well into a distant one while the others stay put; a jump can, which is
+    what an objective that is a sum of one-dimensional terms needs when one
+    coordinate sits in the wrong well.
+
+    Parameters
+    ----------
+    space : Space
+    centers : ndarray of shape (n_centers, n_columns)
+        Encoded points.
+    n_per_center : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_centers * n_per_center, n_columns)
+        Snapped, not de-duplicated.
+    """
+    X = _repeated(space, centers, n_per_center)
+    n = len(X)
+    if n == 0:
+        return X
+    redrawn = rng.integers(space.n_dims, size=n)
+    for j, dim in enumerate(space.dimensions):
+        cols = space.columns_of(j)
+        rows = np.flatnonzero(redrawn == j)
+        if rows.size == 0:
+            continue
+        if isinstance(dim, (Binary, Categorical)):
+            _switch_value(X, rows, cols, dim, rng)
+        elif isinstance(dim, (Real, Integer)):
+            X[rows, cols.start] = rng.random(rows.size)
+    return space.snap(X)
+
+
+def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
+                     rng: np.random.Generator, step_range: tuple[float, float] = (1e-3, 0.2)
+                     ) -> np.ndarray:
+    """Random neighbours of encoded points, in the spirit of SMAC's local search.
+
+    Each neighbour changes a random subset of dimensions of its center (at
+    least one; on average about three): real dimensions take a Gaussian step
+    whose standard deviation is drawn log-uniformly in ``step_range`` (encoded
+    units), integer dimensions move by the same relative amount but at least
+    one value, binary dimensions flip, categorical ones switch to another
+    category.
+
+    Parameters
+    ----------
+    space : Space
+    centers : ndarray of shape (n_centers, n_columns)
+        Encoded points to move away from.
+    n_per_center : int
+    rng : numpy.random.Generator
+    step_range : (float, float)
+
+    Returns
+    -------
+    ndarray of shape (n_centers * n_per_center, n_columns)
+        Snapped, not de-duplicated.
+    """
+    X = _repeated(space, centers, n_per_center)
+    n = len(X)
+    if n == 0:
+        return X
+    n_dims = space.n_dims
+    change = rng.random((n, n_dims)) < min(1.0, 3.0 / n_dims)
+    forced = rng.integers(n_dims, size=n)
+    change[np.arange(n), forced] = True
+    log_lo, log_hi = np.log(step_range[0]), np.log(step_range[1])
+    steps = np.exp(rng.uniform(log_lo, log_hi, size=n))
+    for j, dim in enumerate(space.dimensions):
+        cols = space.columns_of(j)
+        rows = np.flatnonzero(change[:, j])
+        if rows.size == 0:
+            continue
+        if isinstance(dim, Real):
+            column = X[rows, cols.start] + steps[rows] * rng.standard_normal(rows.size)
+            X[rows, cols.start] = np.clip(column, 0.0, 1.0)
+        elif isinstance(dim, Integer):
+            # Move by at least one value, so the step survives snapping; the
+            # Gaussian step size is taken relative to the number of values.
+            current = np.array(dim.decode(X[rows, cols]))
+            size = np.abs(rng.standard_normal(rows.size)) * steps[rows] * dim.cardinality
+            shift = np.maximum(1, np.rint(size)).astype(int)
+            shift *= rng.choice([-1, 1], size=rows.size)
+            outside = (current + shift < dim.low) | (current + shift > dim.high)
+            shift[outside] *= -1
+            X[rows, cols.start] = dim.encode(np.clip(current + shift, dim.low, dim.high))[:, 0]
+        elif isinstance(dim, (Binary, Categorical)):
+            _switch_value(X, rows, cols, dim, rng)
+    return space.snap(X)
+
+
+def _repeated(space: Space, centers: np.ndarray, n_per_center: int) -> np.ndarray:
+    """Each centre ``n_per_center`` times, as a new float array (n_centers * n_per_center, C)."""
+    centers = np.atleast_2d(np.asarray(centers, dtype=float))
+    if centers.shape[0] * n_per_center == 0:
+        return np.empty((0, space.n_columns))
+    return np.repeat(centers, n_per_center, axis=0)
+
+
+def _switch_value(X: np.ndarray, rows: np.ndarray, cols: slice, dim: Binary | Categorical,
+                  rng: np.random.Generator) -> None:
+    """Give ``rows`` of a binary or categorical dimension another value, in place."""
+    if isinstance(dim, Binary):
+        X[rows, cols.start] = 1.0 - X[rows, cols.start]
+    elif dim.n_columns > 1:
+        current = np.argmax(X[rows, cols], axis=1)
+        shift = rng.integers(1, dim.n_columns, size=rows.size)
+        block = np.zeros((rows.size, dim.n_columns))
+        block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
+        X[rows, cols] = block
+
+
+# -- exact row bookkeeping -------------------------------------------------------
+
+def _row_hash(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    # Identical rows must get identical hashes, so no BLAS here: a matrix
+    # product may round differently for different batch sizes. Column-wise
+    # ufuncs apply the same operations in the same order to every row.
+    # Distinct rows collide only by accident, and every use below confirms a
+    # hash match exactly.
+    h = np.zeros(X.shape[0])
+    for j in range(X.shape[1]):
+        h += X[:, j] * weights[j]
+    return h
+
+
+def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of every distinct row of X, in order."""
+    if len(X) <= 1:
+        return np.arange(len(X))
+    h = _row_hash(X, rng_weights)
+    order = np.argsort(h, kind="stable")
+    Xs = X[order]
+    same = (h[order][1:] == h[order][:-1]) & np.all(Xs[1:] == Xs[:-1], axis=1)
+    keep = np.ones(len(X), dtype=bool)
+    keep[order[1:][same]] = False
+    return np.flatnonzero(keep)
+
+
+def rows_in(X: np.ndarray, Y: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of X that equal some row of Y."""
+    mask = np.zeros(len(X), dtype=bool)
+    if len(X) == 0 or len(Y) == 0:
+        return mask
+    suspects = np.flatnonzero(np.isin(_row_hash(X, rng_weights), _row_hash(Y, rng_weights)))
+    for i in suspects:
+        mask[i] = bool(np.any(np.all(Y == X[i], axis=1)))
+    return mask

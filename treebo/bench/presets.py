@@ -1,0 +1,244 @@
+"""The benchmark protocols (``preset``): budgets, initial designs, minimize arguments.
+
+Both presets follow Kim & Choi (2022, §4): 5 initial scrambled-Sobol points
+shared by every surrogate of a seed, then one point per iteration chosen by
+expected improvement over 50,000 scrambled-Sobol candidates, forests of
+B = 100 trees. They differ in the details (``problems.md`` §1):
+
+``"default"``
+    treebo's own defaults: the initial design is treebo's Sobol design drawn
+    from ``random_state=seed``; tree surrogates are fitted on the log-scaled
+    targets (``y_transform="auto"``); 5,000 local candidates around the best
+    points join the 50,000 Sobol ones.
+``"paper"``
+    the official code's protocol: the initial design is qmcpy's scrambled
+    Sobol net with seed ``42 (r + 1)`` for repeat ``r`` (passed through ``x0``;
+    mapped onto the space the way that code maps it: reals scaled to the box,
+    integers truncated, binaries rounded at 0.5, categoricals by arg-max);
+    targets scaled affinely (``y_transform="standardize"``: an affine scaling
+    of the targets leaves EI's arg-max unchanged, up to the official code's
+    1e-5 jitter on sigma, so this is the official min-max scaling); Sobol
+    candidates only (``local_search=False``); ``random_state = 42 (r + 1)``;
+    default budgets of 500 iterations (100 for AutoML) after the 5 initial
+    points.
+
+With both presets, the binary problems build a new instance for every seed:
+seed ``r`` uses case seed :func:`~treebo.problems.paper_case_seed` ``(r)``
+(7270, 5390, ... for r = 0, 1, ...), as the official code does, unless an
+``instance`` is given in ``problem_params``.
+
+Deviations of the ``paper`` preset from the official code, all deliberate:
+
+- treebo snaps every point onto the feasible set before the surrogate sees
+  it; the official code models the binary problems' 5 initial points and every
+  AutoML point unsnapped (continuous relaxations), and snaps only inside the
+  objective;
+- BO proposals for integers are rounded (treebo's ``Integer``), not
+  truncated, so every integer value is reachable;
+- the GP is treebo's (Matérn 5/2 ARD, marginal likelihood, 5 L-BFGS-B polishes
+  of the best Sobol candidates) rather than 100 L-BFGS-B restarts, and its
+  hyperparameters are refitted at every iteration on every problem;
+- qmcpy 2.x's scrambling may not reproduce the 2022 qmcpy's points for the
+  same seed (``problems.md`` §9), and the Sobol candidates are seeded from
+  ``random_state`` rather than unseeded;
+- objectives are computed in float64 (COMBO's are float32).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..problems import Problem, get_problem, paper_case_seed, problem_family
+from ..space import Binary, Categorical, Integer, Real, Space
+from .spec import RunSpec
+
+__all__ = ["PRESETS", "N_INITIAL", "default_n_calls", "check_preset", "build_problem",
+           "paper_initial_design", "minimize_settings"]
+
+#: Accepted values of ``preset``.
+PRESETS = ("default", "paper")
+#: Size of the initial design in both presets.
+N_INITIAL = 5
+
+# BO iterations after the initial design when no n_calls is given.
+_PAPER_ITERATIONS = {"continuous": 500, "binary": 500, "mixed": 100}
+_DEFAULT_ITERATIONS = {"continuous": 95, "binary": 95, "mixed": 95}
+
+# The minimize() arguments a run may change; the others (n_calls, random_state,
+# x0, ...) are what makes runs of one seed comparable across surrogates.
+_OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
+                "surrogate_params", "acquisition", "acquisition_params", "initial_design",
+                "n_initial_points", "n_local_candidates", "n_jump_candidates",
+                "n_local_centers", "local_center_spacing", "distance_variance",
+                "explore_every", "explore_length"}
+
+
+def check_preset(preset: str) -> str:
+    """Return ``preset`` if it is one of :data:`PRESETS`.
+
+    Parameters
+    ----------
+    preset : str
+
+    Returns
+    -------
+    str
+        ``preset`` itself.
+
+    Raises
+    ------
+    ValueError
+        For any other value, listing the valid ones.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {list(PRESETS)}, got {preset!r}")
+    return preset
+
+
+def default_n_calls(problem: str, preset: str = "default") -> int:
+    """Evaluations per run (the 5 initial points included) when none is given.
+
+    ``paper``: 505 for continuous and binary problems, 105 for AutoML (the
+    official code's ``NUM_ITER`` plus the initial design); ``default``: 100.
+
+    Parameters
+    ----------
+    problem : str
+        A registered problem name (its family sets the budget).
+    preset : {"default", "paper"}, default "default"
+
+    Returns
+    -------
+    int
+        Evaluations per run: the 5 initial points plus the preset's BO iterations.
+    """
+    check_preset(preset)
+    table = _PAPER_ITERATIONS if preset == "paper" else _DEFAULT_ITERATIONS
+    return N_INITIAL + table[problem_family(problem)]
+
+
+def build_problem(spec: RunSpec) -> Problem:
+    """The problem instance of a run: a new binary instance per seed.
+
+    Parameters
+    ----------
+    spec : RunSpec
+
+    Returns
+    -------
+    Problem
+        ``spec.problem`` with ``spec.problem_params``; a binary problem
+        without an ``instance`` parameter gets case seed
+        :func:`~treebo.problems.paper_case_seed` ``(spec.seed)``.
+    """
+    params = dict(spec.problem_params)
+    if problem_family(spec.problem) == "binary":
+        params.setdefault("instance", paper_case_seed(spec.seed))
+    return get_problem(spec.problem, **params)
+
+
+def paper_initial_design(space: Space, repeat: int, n_points: int = N_INITIAL) -> list:
+    """The official code's initial design for repeat ``repeat``, as user-facing points.
+
+    qmcpy's scrambled Sobol net in Gray-code order, ``seed = 42 (repeat + 1)``,
+    one column per encoded column of ``space``, mapped the way Kim & Choi's
+    code maps its box: reals scaled to their bounds (on the log scale for a
+    log-uniform prior), integers scaled then truncated with ``int()``, binaries
+    set to 1 where the column is at least 0.5, categoricals by the arg-max of
+    their one-hot columns.
+
+    Parameters
+    ----------
+    space : Space
+    repeat : int
+        Repeat index ``r >= 0``.
+    n_points : int, default 5
+
+    Returns
+    -------
+    list of points (lists or dicts, as ``space`` gives them)
+    """
+    import warnings
+
+    import qmcpy
+
+    if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 0:
+        raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
+    net = qmcpy.DigitalNetB2(space.n_columns, seed=42 * (int(repeat) + 1), order="GRAY")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = np.asarray(net.gen_samples(n_points, warn=False), dtype=float)
+    raw = raw.reshape(n_points, space.n_columns)
+    columns = []
+    for dim, cols in zip(space.dimensions, _column_slices(space)):
+        u = raw[:, cols]
+        if isinstance(dim, Real):
+            if dim.prior == "log-uniform":
+                lo, hi = math.log(dim.low), math.log(dim.high)
+                values = [float(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
+            else:
+                values = [float(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
+        elif isinstance(dim, Integer):
+            if dim.prior == "log-uniform":
+                lo, hi = math.log(dim.low), math.log(dim.high)
+                values = [int(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
+            else:
+                values = [int(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
+        elif isinstance(dim, Binary):
+            values = [int(v >= 0.5) for v in u[:, 0]]
+        elif isinstance(dim, Categorical):
+            values = [dim.categories[int(np.argmax(row))] for row in u]
+        else:  # pragma: no cover - every treebo dimension is handled above
+            raise TypeError(f"unsupported dimension {dim!r}")
+        columns.append(values)
+    rows = [list(values) for values in zip(*columns)]
+    if isinstance(space.decode(np.zeros((1, space.n_columns)))[0], dict):
+        return [dict(zip(space.names, row)) for row in rows]
+    return rows
+
+
+def _column_slices(space: Space) -> list[slice]:
+    return [space.columns_of(i) for i in range(space.n_dims)]
+
+
+def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
+    """Keyword arguments of :func:`~treebo.minimize` for a run (``x0`` included).
+
+    Parameters
+    ----------
+    spec : RunSpec
+    problem : Problem
+        The run's problem (:func:`build_problem`); the ``paper`` preset draws
+        its initial design on ``problem.space``.
+
+    Returns
+    -------
+    dict
+        ``surrogate``, ``n_initial_points=5`` and ``n_candidates=50000``; with
+        ``paper`` also ``x0`` (:func:`paper_initial_design`),
+        ``y_transform="standardize"``, ``local_search=False`` and
+        ``random_state=42 (seed + 1)``, with ``default`` ``random_state=seed``;
+        then ``spec.overrides`` replace any of these.
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset, or overrides outside the allowed keys.
+    """
+    check_preset(spec.preset)
+    settings: dict[str, Any] = {"surrogate": spec.surrogate, "n_initial_points": N_INITIAL,
+                                "n_candidates": 50_000}
+    if spec.preset == "paper":
+        settings.update(x0=paper_initial_design(problem.space, spec.seed),
+                        y_transform="standardize", local_search=False,
+                        random_state=42 * (spec.seed + 1))
+    else:
+        settings.update(random_state=int(spec.seed))
+    unknown = set(spec.overrides) - _OVERRIDABLE
+    if unknown:
+        raise ValueError(f"overrides {sorted(unknown)} are not allowed; use {sorted(_OVERRIDABLE)}")
+    settings.update(spec.overrides)
+    return settings

@@ -1,0 +1,388 @@
+"""The history of a study: its trials, in the order they were asked.
+
+:class:`History` holds every :class:`Trial` (pending, complete, failed), the
+told trials' result columns (kept up to date so a result costs copies, not a
+pass over every trial), the encoded points (so "has this point been taken?"
+is an array lookup), and the surrogate's training data, in which pending
+trials are shown at a constant lie. Changes are transactions: a trial is
+told, or a batch asked, only if the storage commit that records it succeeds.
+"""
+
+from __future__ import annotations
+
+import bisect
+import decimal
+import math
+import numbers
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import OptimizeResult as _ScipyResult
+
+from .acquisition import rows_in, unique_rows
+from .space import Space
+
+__all__ = ["History", "Trial", "OptimizeResult", "STRATEGIES", "check_strategy", "as_value"]
+
+#: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
+#: point is given is the minimum, mean or maximum of the complete values.
+STRATEGIES = ("cl_min", "cl_mean", "cl_max")
+
+_LIES = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
+
+
+def check_strategy(strategy: Any) -> str:
+    """``strategy`` if it is one of :data:`STRATEGIES`, else a ValueError naming it.
+
+    Parameters
+    ----------
+    strategy : str
+
+    Returns
+    -------
+    str
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return strategy
+
+
+@dataclass
+class Trial:
+    """One proposed or evaluated point.
+
+    Attributes
+    ----------
+    number : int
+        Position in the optimizer's history, from 0.
+    x : list or dict
+        The user-facing point.
+    status : {"pending", "complete", "failed"}
+        ``pending`` between ``ask`` and ``tell``.
+    value : float or None
+        The objective value; ``None`` unless complete.
+    error : str or None
+        Why the evaluation failed.
+    origin : {"initial", "model", "random", "user"}
+        How the point was chosen: initial design, surrogate + acquisition,
+        random fallback, or given by the user (told without being asked, or
+        an ``x0`` point of :func:`minimize`).
+    fit_time, acq_time : float
+        Seconds spent fitting the surrogate and optimizing the acquisition to
+        propose this point (0 for points not proposed by the model).
+    asked_at, told_at : float or None
+        Wall-clock timestamps (``time.time()``) of ``ask`` and ``tell``.
+    seed : int or None
+        The ``random_state`` of the surrogate fit that proposed the point.
+    eval_time : float or None
+        Seconds the objective ran, measured where it ran (``minimize`` only).
+    """
+
+    number: int
+    x: Any
+    x_encoded: np.ndarray = field(repr=False)
+    status: str = "pending"
+    value: float | None = None
+    error: str | None = None
+    origin: str = "user"
+    fit_time: float = 0.0
+    acq_time: float = 0.0
+    asked_at: float | None = None
+    told_at: float | None = None
+    seed: int | None = None
+    eval_time: float | None = None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds between ``ask`` and ``tell`` (the evaluation time in ``minimize``)."""
+        if self.asked_at is None or self.told_at is None:
+            return None
+        return self.told_at - self.asked_at
+
+
+class OptimizeResult(_ScipyResult):
+    """Result of an optimization, with scikit-optimize's field names.
+
+    Attributes
+    ----------
+    x : list or dict
+        Best point found (lowest value among complete trials).
+    fun : float
+        Its value.
+    x_iters : list
+        Every evaluated point (complete and failed), in the order they were
+        asked (for a parallel run this is not the order they finished).
+    func_vals : ndarray of shape (n_evaluated,)
+        Their values; ``nan`` for failed evaluations.
+    statuses : list of str
+        ``"complete"`` or ``"failed"`` per evaluated point.
+    errors : list of str or None
+        The error text of failed evaluations.
+    fit_time, acq_time : ndarray of shape (n_evaluated,)
+        Seconds spent on the surrogate fit and on the acquisition to propose
+        each point (0 for initial-design points).
+    space : Space
+        The search space.
+    n_failed : int
+        Number of failed evaluations.
+    message : str
+        Why the run ended.
+    """
+
+
+class _ToldColumns:
+    """The columns of :meth:`Optimizer.get_result` over the told trials, by trial number.
+
+    Trials are inserted once, when told (a told trial never changes again),
+    usually at the end since trials are mostly told in the order they were
+    asked; numeric columns live in arrays that grow by doubling, so a result
+    costs copies, not a pass over every trial.
+    """
+
+    def __init__(self) -> None:
+        self.number: list[int] = []
+        self.x: list[Any] = []
+        self.status: list[str] = []
+        self.error: list[str | None] = []
+        self._numbers = np.empty((3, 64))  # value (NaN unless complete), fit, acq seconds
+        self.n_failed = 0
+        self.best: Trial | None = None
+
+    def insert(self, trial: Trial) -> None:
+        at, n = bisect.bisect(self.number, trial.number), len(self.number)
+        self.number.insert(at, trial.number)
+        self.x.insert(at, trial.x)
+        self.status.insert(at, trial.status)
+        self.error.insert(at, trial.error)
+        if n == self._numbers.shape[1]:
+            self._numbers = np.concatenate([self._numbers, np.empty_like(self._numbers)], axis=1)
+        complete = trial.status == "complete"
+        self._numbers[:, at + 1:n + 1] = self._numbers[:, at:n].copy()
+        self._numbers[:, at] = (trial.value if complete else math.nan, trial.fit_time,
+                                trial.acq_time)
+        self.n_failed += trial.status == "failed"
+        # The lowest value, and on a tie the lowest trial number.
+        best = self.best
+        if complete and (best is None or trial.value < best.value
+                         or (trial.value == best.value and trial.number < best.number)):
+            self.best = trial
+
+    def column(self, row: int) -> np.ndarray:
+        """A copy of numeric column ``row`` (0 value, 1 fit, 2 acquisition seconds)."""
+        return self._numbers[row, :len(self.number)].copy()
+
+
+class History:
+    """Every trial of a study, with the arrays the optimizer reads from them.
+
+    Parameters
+    ----------
+    space : Space
+    hash_weights : ndarray of shape (n_columns,)
+        Random weights of the row hash that finds repeated points (see
+        :func:`~treebo.acquisition.unique_rows`).
+    trials : list of Trial, optional
+        Trials of a resumed study, numbered from 0 in order.
+
+    Attributes
+    ----------
+    trials : list of Trial
+        In order of their numbers. Read them; change them only through the
+        methods below.
+    """
+
+    def __init__(self, space: Space, hash_weights: np.ndarray,
+                 trials: Sequence[Trial] = ()):
+        self.space = space
+        self.hash_weights = hash_weights
+        self.trials: list[Trial] = []
+        self._encoded = np.empty((64, space.n_columns))
+        # The told trials' result columns, brought up to date from the trials
+        # told since the last result, so that a tell costs the same at any length.
+        self._told = _ToldColumns()
+        self._newly_told: list[Trial] = []
+        self._n_pending = 0
+        for trial in trials:
+            self.append(trial)
+            if trial.status != "pending":
+                self._newly_told.append(trial)
+
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    # -- changes --------------------------------------------------------------------
+    def append(self, trial: Trial) -> None:
+        """Add the next trial (``trial.number == len(self)``)."""
+        n = len(self.trials)
+        if n == len(self._encoded):
+            self._encoded = np.concatenate([self._encoded, np.empty_like(self._encoded)])
+        self._encoded[n] = trial.x_encoded
+        self.trials.append(trial)
+        self._n_pending += trial.status == "pending"
+
+    def truncate(self, n: int) -> None:
+        """Forget the pending trials numbered ``n`` and above (an ask that failed)."""
+        dropped = self.trials[n:]
+        if any(t.status != "pending" for t in dropped):
+            raise ValueError("only pending trials can be forgotten")
+        del self.trials[n:]
+        self._n_pending -= len(dropped)
+
+    def tell(self, trial: Trial, value: float | None, error: str | None,
+             eval_time: float | None, commit: Callable[[Trial], None]) -> None:
+        """Record an evaluation, as one transaction with ``commit(trial)``.
+
+        Parameters
+        ----------
+        trial : Trial
+            A pending trial of this history, or a new one numbered ``len(self)``.
+        value : float or None
+            The value of a complete evaluation; ``None`` with ``error``.
+        error : str or None
+            Why the evaluation failed; ``None`` for a complete one.
+        eval_time : float or None
+            Seconds the evaluation took, if measured.
+        commit : callable
+            Records the told trial (the storage); if it raises, the trial is
+            left as it was (and a new one is not added) and the error propagates.
+        """
+        before = (trial.status, trial.value, trial.error, trial.told_at, trial.eval_time)
+        is_new = trial.number == len(self.trials)
+        was_pending = not is_new and trial.status == "pending"
+        trial.told_at = time.time()
+        trial.eval_time = eval_time if eval_time is not None else trial.eval_time
+        if error is None:
+            trial.status, trial.value, trial.error = "complete", value, None
+        else:
+            trial.status, trial.value, trial.error = "failed", None, error
+        if is_new:
+            self.append(trial)
+        try:
+            commit(trial)
+        except BaseException:
+            if is_new:
+                self.trials.pop()
+            trial.status, trial.value, trial.error, trial.told_at, trial.eval_time = before
+            raise
+        self._n_pending -= was_pending
+        self._newly_told.append(trial)
+
+    # -- reading ----------------------------------------------------------------------
+    def told_columns(self) -> _ToldColumns:
+        """The told trials' result columns, by trial number, up to date."""
+        for trial in self._newly_told:
+            self._told.insert(trial)
+        self._newly_told.clear()
+        return self._told
+
+    @property
+    def n_told(self) -> int:
+        """Trials with a value or a failure."""
+        return len(self.trials) - self._n_pending
+
+    @property
+    def n_pending(self) -> int:
+        return self._n_pending
+
+    def n_complete(self) -> int:
+        return sum(t.status == "complete" for t in self.trials)
+
+    def n_model(self) -> int:
+        """Trials proposed by the surrogate and the acquisition."""
+        return sum(t.origin == "model" for t in self.trials)
+
+    def n_evaluated(self) -> int:
+        """Told trials that were asked (or given as x0) rather than told directly."""
+        return sum(t.status != "pending" and t.asked_at is not None for t in self.trials)
+
+    def find(self, x: Any, encoded: np.ndarray | None = None, *,
+             pending_only: bool = False) -> Trial | None:
+        """The first trial at the point ``x`` (only pending ones if ``pending_only``)."""
+        if encoded is None:
+            encoded = self.space.encode([x])[0]
+        # Match on the user-facing values too: a real decoded from a candidate and
+        # encoded again may differ from the candidate in the last bit.
+        x = x if isinstance(x, dict) else list(x)
+        for trial in self.trials:
+            if pending_only and trial.status != "pending":
+                continue
+            if _same_point(trial.x, x) or np.array_equal(trial.x_encoded, encoded):
+                return trial
+        return None
+
+    def encoded(self) -> np.ndarray:
+        """Every trial's encoded point, shape (n_trials, n_columns); a view, do not change it."""
+        return self._encoded[:len(self.trials)]
+
+    def unseen(self, X: np.ndarray) -> np.ndarray:
+        """The distinct rows of ``X`` that are no trial's point, in order."""
+        X = X[unique_rows(X, self.hash_weights)]
+        return X[~rows_in(X, self.encoded(), self.hash_weights)]
+
+    def training_data(self, failure_value: str | float = "worst",
+                      strategy: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encoded points and values a surrogate is fitted on.
+
+        Parameters
+        ----------
+        failure_value : "worst" or float
+            The value failed trials take: the largest complete value, or this.
+        strategy : {"cl_min", "cl_mean", "cl_max"}, optional
+            When given, every pending trial follows the told ones at this
+            constant lie over the complete values.
+
+        Returns
+        -------
+        X : ndarray of shape (n, n_columns)
+            Told trials first, in order, then the pending ones.
+        values : ndarray of shape (n,)
+        complete : ndarray of bool, shape (n_told,)
+            Which told trials are complete (the first ``n_told`` rows).
+        """
+        told = [t for t in self.trials if t.status != "pending"]
+        X = np.array([t.x_encoded for t in told])
+        values = np.array([t.value if t.status == "complete" else math.nan for t in told])
+        finite = np.isfinite(values)
+        fill = np.max(values[finite]) if failure_value == "worst" else failure_value
+        values = np.where(finite, values, fill)
+        pending = [t for t in self.trials if t.status == "pending"] if strategy else []
+        if pending:
+            lie = _LIES[strategy](values[finite])
+            X = np.vstack([X, [t.x_encoded for t in pending]])
+            values = np.concatenate([values, np.full(len(pending), lie)])
+        return X, values, finite
+
+
+def _same_point(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):  # e.g. array-valued comparisons
+        return False
+
+
+def as_value(y: Any) -> tuple[float | None, str | None]:
+    """(value, None) for a finite number, (None, reason) otherwise."""
+    if y is None:
+        return None, "objective returned None"
+    if hasattr(y, "__array__") and not isinstance(y, (numbers.Number, np.generic)):
+        # A one-element array, pandas Series or tensor holds a number.
+        try:
+            array = np.asarray(y)
+        except Exception:  # noqa: BLE001 - whatever it is, it is not a number
+            array = None
+        if array is not None and array.size == 1 and array.dtype.kind in "biuf":
+            y = array.reshape(-1)[0]
+    if isinstance(y, decimal.Decimal):
+        y = float(y) if y.is_finite() else float("nan")
+    if isinstance(y, bool) or not isinstance(y, (numbers.Real, np.floating, np.integer)):
+        return None, f"objective returned {type(y).__name__} {y!r}, not a number"
+    try:
+        y = float(y)
+    except (OverflowError, ValueError):  # e.g. an int beyond the float range
+        return None, f"objective returned an {type(y).__name__} value beyond the float range"
+    if not math.isfinite(y):
+        return None, f"objective returned {y!r}"
+    return y, None

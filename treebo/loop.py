@@ -1,0 +1,215 @@
+"""The ``minimize`` loop: evaluate, tell, call back, until the budget is spent.
+
+:func:`minimize` builds an :class:`~treebo.optimizer.Optimizer` from its
+settings, tells the given first points, and hands the loop to
+:func:`treebo.parallel.run_evaluations`, which evaluates sequentially or in
+any ``concurrent.futures.Executor`` through the optimizer's trial protocol
+(``ask_trials``, ``add_pending``, ``tell_trial``). Callbacks and the
+progress bar see the result after every evaluation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ._checks import check_int
+from ._progress import ProgressBar
+from .history import OptimizeResult, Trial, check_strategy
+from .optimizer import Optimizer
+from .parallel import resolve_executor, run_evaluations
+
+__all__ = ["minimize"]
+
+#: The keyword arguments minimize passes on to the Optimizer.
+_OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dimensions"}
+
+#: minimize's own keyword arguments (the loop's).
+_LOOP_ARGUMENTS = ("x0", "y0", "callback", "verbose", "n_jobs", "executor", "timeout",
+                   "strategy", "max_retries", "progress_bar")
+
+
+def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, *,
+             x0: Sequence[Any] | None = None, y0: Sequence[float] | None = None,
+             callback: Callable | Iterable[Callable] | None = None, verbose: bool = False,
+             n_jobs: int | None = None, executor: Any = None, timeout: float | None = None,
+             strategy: str = "cl_min", max_retries: int = 1, progress_bar: bool = False,
+             **settings: Any) -> OptimizeResult:
+    """Minimize a black-box function with a tree-ensemble surrogate.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(x) -> float`` with ``x`` a list (or a dict, when the space was
+        given as a dict) of values. An exception (``SystemExit`` included,
+        and ``KeyboardInterrupt`` raised in a worker), ``None``, NaN or
+        infinity gives a failed evaluation, never retried; the run goes on.
+        Ctrl-C in the calling process stops the run, leaves the evaluations
+        in flight pending (a resume offers them again) and re-raises. To run in worker
+        processes (``n_jobs > 1``, ``timeout``, Dask) it must be picklable
+        by cloudpickle: functions, lambdas and closures all are.
+    dimensions : Space, list or dict of dimensions
+        The search space.
+    n_calls : int, default 100
+        Number of evaluations of ``func``, the initial design included. With
+        a ``storage`` that already holds a study, the evaluations recorded
+        there count: a resumed run makes only the missing ones.
+    x0 : list of points, optional
+        Points to evaluate (or, with ``y0``, to tell) before anything else.
+        They count toward ``n_initial_points``; evaluated ones count toward
+        ``n_calls``. When resuming, points already in the storage are skipped.
+    y0 : list of float, optional
+        Known values of ``x0``.
+    callback : callable or list of callables, optional
+        Called with the :class:`OptimizeResult` after every evaluation; a
+        return value of ``True`` stops the run. See :mod:`treebo.callbacks`
+        for early stopping, a deadline and a threshold. Evaluations still
+        running when a callback stops a parallel run are abandoned (they stay
+        pending in the storage and are offered again on resume).
+    verbose : bool, default False
+        Print one line per evaluation.
+    n_jobs : int, optional
+        Evaluations kept in flight at once. Without ``executor``, ``n_jobs >
+        1`` runs them in that many worker processes (a loky pool, kept for
+        the next calls; see :func:`treebo.parallel.process_pool`); ``-1``
+        means one per CPU. With ``executor``
+        it defaults to the executor's number of workers. A new point is
+        proposed as soon as one evaluation finishes (asynchronous), with the
+        points still being evaluated as constant lies.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where to run the evaluations. A ``dask.distributed.Client`` is used
+        through ``client.get_executor(pure=False)`` (install ``treebo[dask]``).
+        A Dask cluster left with no workers for
+        ``treebo.parallel.DASK_NO_WORKERS_TIMEOUT`` seconds (60) stops the
+        run; the evaluations in flight stay pending.
+    timeout : float, optional
+        Seconds an evaluation may run, counted from its start; a longer one
+        is recorded as failed (``"timed out after ... s"``) and the run goes
+        on. It needs a worker: with ``n_jobs`` 1 and no executor the
+        evaluations run in one worker process. In a worker process the
+        objective is interrupted (``SIGALRM``); one that ignores the alarm is
+        given up a second later and, in treebo's own pool, its worker is
+        killed and the pool replaced. In a thread (a thread pool, a Dask
+        worker) it cannot be stopped: the trial is failed and the evaluation
+        abandoned.
+    strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+        The constant lie given to pending points (see :meth:`Optimizer.ask`).
+    max_retries : int, default 1
+        How often an evaluation lost to the executor (a worker process
+        killed, a broken pool, Dask's ``KilledWorker``) is submitted again
+        before its trial is recorded as failed. Exceptions raised by ``func``
+        are never retried: they are failed evaluations.
+    progress_bar : bool, default False
+        Show a :class:`~treebo._progress.ProgressBar` on standard error.
+    **settings
+        Any parameter of :class:`~treebo.optimizer.Optimizer` (``surrogate``,
+        ``random_state``, ``storage``, ``n_initial_points``, ...), with the
+        same meaning and default.
+
+    Returns
+    -------
+    OptimizeResult
+        ``x``, ``fun``, ``x_iters``, ``func_vals``, ``statuses``, ``errors``,
+        ``fit_time``, ``acq_time``, ``space``, ``message``.
+    """
+    n_calls = check_int(n_calls, "n_calls")
+    if not callable(func):
+        raise ValueError(f"func must be callable, got {func!r}")
+    callbacks = _as_callbacks(callback)
+    check_strategy(strategy)
+    max_retries = check_int(max_retries, "max_retries", 0)
+    # Validate the parallel arguments before any storage is opened.
+    resolve_executor(n_jobs, executor, timeout, dry_run=True)
+    unknown = sorted(set(settings) - _OPTIMIZER_SETTINGS)
+    if unknown:
+        raise TypeError(f"minimize() got unknown argument(s) {unknown}; it takes func, "
+                        f"dimensions, n_calls, {', '.join(sorted(_LOOP_ARGUMENTS))} and the "
+                        f"Optimizer's settings {sorted(_OPTIMIZER_SETTINGS)}")
+    optimizer = Optimizer(dimensions, **settings)
+    try:
+        return _run(optimizer, func, n_calls, x0, y0, callbacks, verbose, n_jobs, executor,
+                    timeout, strategy, max_retries, progress_bar)
+    finally:
+        optimizer.close()
+
+
+def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
+         callbacks: list[Callable], verbose: bool, n_jobs: Any, executor: Any, timeout: Any,
+         strategy: str, max_retries: int, progress_bar: bool) -> OptimizeResult:
+    x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []
+    if y0 is not None:
+        y0 = _as_list(y0, "y0", "a list of numbers, one per point of x0")
+        if len(y0) != len(x0):
+            raise ValueError(f"y0 has {len(y0)} values but x0 has {len(x0)} points")
+        for x, y in zip(x0, y0):
+            if optimizer.history.find(x) is None:  # not told already in a resumed study
+                optimizer.tell(x, y)
+        x0 = []
+    for x in x0:
+        optimizer.space.encode([x])  # fail early on an infeasible x0
+    x0 = [x for x in x0 if optimizer.history.find(x) is None]
+
+    n_before = optimizer.history.n_evaluated()
+    budget = max(n_calls - n_before, 0)
+    for cb in callbacks:
+        if hasattr(cb, "on_start"):
+            cb.on_start()
+    bar = ProgressBar(n_calls, "treebo") if progress_bar else None
+    if bar is not None and n_before:
+        bar.update(n_before)
+    told_here = [0]
+
+    def on_tell(trial: Trial) -> str | None:
+        told_here[0] += 1
+        result = optimizer.get_result()
+        if verbose:
+            _report(n_before + told_here[0] - 1, n_calls, trial, result)
+        if bar is not None:
+            bar.update(best=result.fun)
+        for cb in callbacks:
+            if cb(result):
+                reason = getattr(cb, "message", None)
+                text = f"stopped by a callback after {told_here[0]} evaluations"
+                return f"{text}: {reason}" if reason else text
+        return None
+
+    executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout)
+    try:
+        message = run_evaluations(optimizer, func, budget, x0=x0, executor=executor,
+                                  n_workers=n_workers, owned=owned, timeout=timeout,
+                                  strategy=strategy, max_retries=max_retries, on_tell=on_tell)
+    finally:
+        if bar is not None:
+            bar.close()
+    result = optimizer.get_result()
+    result.message = message or f"reached n_calls={n_calls}"
+    if verbose:
+        print(f"done: {result.message}; best f(x) = {result.fun:.6g} at x = {result.x}")
+    return result
+
+
+def _as_list(values: Any, argname: str, allowed: str) -> list:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"{argname} must be {allowed}, got {values!r}")
+    return list(values)
+
+
+def _as_callbacks(callback: Any) -> list[Callable]:
+    if callback is None:
+        return []
+    callbacks = [callback] if callable(callback) else _as_list(
+        callback, "callback", "callable or a list of callables")
+    for cb in callbacks:
+        if not callable(cb):
+            raise ValueError(f"callback must be callable or a list of callables, got {cb!r}")
+    return callbacks
+
+
+def _report(call: int, n_calls: int, trial: Trial, result: OptimizeResult) -> None:
+    shown = f"{trial.value:.6g}" if trial.status == "complete" else f"failed ({trial.error})"
+    timing = (f"  fit {trial.fit_time:.2f}s acq {trial.acq_time:.2f}s"
+              if trial.origin == "model" else f"  [{trial.origin}]")
+    print(f"call {call + 1:>4}/{n_calls}  f(x) = {shown:<14} best = {result.fun:.6g}{timing}",
+          file=sys.stdout, flush=True)
