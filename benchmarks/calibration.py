@@ -105,7 +105,7 @@ def run_one(problem_name: str, names: list[str], design: str, targets: str, n_tr
     for name in names:
         model = make_surrogate(name, **_seed(name, seed))
         kind = "standardize"
-        if targets == "optimizer" and not getattr(model, "_smooth", False):
+        if targets == "optimizer" and not model.smooth:
             kind = "log"
         z, z_test, keep = transform(y, y_test, kind)
         model.fit(X, z)

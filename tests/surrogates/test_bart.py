@@ -192,24 +192,28 @@ def test_small_samples():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(n_trees=0), "n_trees must be an integer >= 1"),
-    (dict(n_draws=0), "n_draws must be an integer >= 1"),
-    (dict(n_burnin=-1), "n_burnin must be an integer >= 0"),
-    (dict(thinning=0), "thinning must be an integer >= 1"),
-    (dict(n_chains=0), "n_chains must be an integer >= 1"),
+    (dict(n_trees=0), r"'n_trees' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(n_draws=0), r"'n_draws' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(n_burnin=-1), r"'n_burnin' parameter .* must be an int in the range \[0, inf\)"),
+    (dict(thinning=0), r"'thinning' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(n_chains=0), r"'n_chains' parameter .* must be an int in the range \[1, inf\)"),
     (dict(n_gfr=2, n_chains=4), "n_gfr must be 0 or at least n_chains"),
-    (dict(k=0.0), "k must be a positive number"),
-    (dict(alpha=1.0), r"alpha must be a number in \(0, 1\)"),
-    (dict(beta=-1.0), "beta must be a non-negative number"),
-    (dict(sigma_df=0), "sigma_df must be a positive number"),
-    (dict(sigma_quantile=1.0), r"sigma_quantile must be a number in \(0, 1\)"),
-    (dict(min_samples_leaf=0), "min_samples_leaf must be an integer >= 1"),
+    (dict(k=0.0), r"'k' parameter .* must be a float in the range \(0.0, inf\)"),
+    (dict(alpha=1.0), r"'alpha' parameter .* must be a float in the range \(0.0, 1.0\)"),
+    (dict(beta=-1.0), r"'beta' parameter .* must be a float in the range \[0.0, inf\)"),
+    (dict(sigma_df=0), r"'sigma_df' parameter .* must be a float in the range \(0.0, inf\)"),
+    (dict(sigma_quantile=1.0),
+     r"'sigma_quantile' parameter .* must be a float in the range \(0.0, 1.0\)"),
+    (dict(min_samples_leaf=0), r"'min_samples_leaf' parameter .* must be an int in the range"),
 ])
 @needs_stochtree
 def test_bad_parameters_are_named(bad, message):
     X, y = _gap_data(0)
     with pytest.raises(ValueError, match=message):
         clone(BARTSurrogate(**bad)).fit(X, y)
+    # Constant targets fit nothing, but the parameters are still checked.
+    with pytest.raises(ValueError, match=message):
+        clone(BARTSurrogate(**bad)).fit(X, np.ones(len(y)))
 
 
 def test_missing_stochtree_names_the_extra(monkeypatch):

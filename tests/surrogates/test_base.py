@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from treebo.surrogates.base import MixtureMoments, Prediction, mixture_moments
+from treebo.surrogates.base import (
+    MixtureMoments,
+    Prediction,
+    Surrogate,
+    mixture_moments,
+    threaded_mixture_moments,
+)
 
 
 def _brute_force(means, variances):
@@ -66,3 +72,108 @@ def test_prediction_std_and_errors():
         MixtureMoments(3).result()
     with pytest.raises(ValueError, match="member_variances must have the shape"):
         mixture_moments(np.zeros((2, 3)), np.zeros((3, 2)))
+
+
+def test_members_in_a_batch_give_the_two_pass_moments_bit_for_bit():
+    # SGLB and BART fold all their members at once; the batch must give
+    # exactly the two-pass figures they were validated with.
+    rng = np.random.default_rng(2)
+    means = rng.normal(size=(9, 13)) * 5
+    variances = rng.gamma(1.5, size=(9, 13))
+    p = mixture_moments(means, variances)
+    mean = means.mean(axis=0)
+    np.testing.assert_array_equal(p.mean, mean)
+    np.testing.assert_array_equal(p.epistemic, ((means - mean) ** 2).mean(axis=0))
+    np.testing.assert_array_equal(p.aleatoric, variances.mean(axis=0))
+    np.testing.assert_array_equal(mixture_moments(means).aleatoric, 0.0)
+
+
+def test_single_members_and_batches_mix_in_one_accumulator():
+    rng = np.random.default_rng(3)
+    means = rng.normal(size=(12, 4))
+    variances = rng.random((12, 4))
+    mean, variance = _brute_force(means, variances)
+    moments = MixtureMoments(4)
+    moments.add(means[0], variances[0])
+    moments.add_members(means[1:8], variances[1:8])
+    for m, v in zip(means[8:], variances[8:]):
+        moments.add(m, v)
+    p = moments.result()
+    assert moments.count == 12
+    np.testing.assert_allclose(p.mean, mean, rtol=1e-12)
+    np.testing.assert_allclose(p.variance, variance, rtol=1e-10)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, -1])
+def test_threaded_fold_equals_one_accumulator(n_jobs):
+    rng = np.random.default_rng(4)
+    means = rng.normal(size=(7, 6))
+    variances = rng.random((7, 6))
+    shares = []
+
+    def accumulate(rows):
+        shares.append(len(rows))
+        moments = MixtureMoments(6)
+        for i in rows:
+            moments.add(means[i], variances[i])
+        return moments
+
+    p = threaded_mixture_moments(accumulate, np.arange(7), n_jobs)
+    assert sum(shares) == 7 and (n_jobs != 1 or shares == [7])
+    whole = mixture_moments(means, variances)
+    np.testing.assert_allclose(p.mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(p.variance, whole.variance, rtol=1e-10)
+
+
+class _ShiftedUnitNormal(Surrogate):
+    """Predicts z = 0.5 with epistemic 1 and aleatoric 2 on the standardized scale."""
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def _fit_standardized(self, X, z):
+        self.seen_z_ = z
+
+    def _predict_standardized(self, X):
+        n = X.shape[0]
+        return Prediction(mean=np.full(n, 0.5), variance=np.full(n, 3.0),
+                          epistemic=np.ones(n), aleatoric=np.full(n, 2.0))
+
+
+class _Unseeded(_ShiftedUnitNormal):
+    def __init__(self):
+        pass
+
+
+def test_base_class_standardizes_targets_and_rescales_the_prediction():
+    X = np.arange(8.0)[:, None]
+    y = 3.0 * np.arange(8.0) - 4.0
+    model = _ShiftedUnitNormal().fit(X, y)
+    assert model.y_mean_ == y.mean() and model.y_scale_ == y.std()
+    np.testing.assert_array_equal(model.seen_z_, (y - y.mean()) / y.std())
+    p = model.predict_dist(X[:2])
+    np.testing.assert_array_equal(p.mean, y.mean() + y.std() * 0.5)
+    np.testing.assert_array_equal(p.epistemic, y.var())
+    np.testing.assert_allclose(p.aleatoric, 2.0 * y.var(), rtol=1e-15)
+    np.testing.assert_array_equal(p.variance, p.epistemic + p.aleatoric)
+
+
+@pytest.mark.parametrize("y", [np.full(5, -2.5), 7.0 + 1e-13 * np.arange(5.0)])
+def test_constant_targets_fit_nothing_unless_the_model_asks(y):
+    X = np.arange(5.0)[:, None]
+    model = _ShiftedUnitNormal().fit(X, y)
+    assert model.y_scale_ == 0.0 and not hasattr(model, "seen_z_")
+    p = model.predict_dist(X)
+    np.testing.assert_array_equal(p.mean, y.mean())
+    np.testing.assert_array_equal(p.variance, 0.0)
+
+    class FitsConstants(_ShiftedUnitNormal):
+        _fit_constant_targets = True
+
+    model = FitsConstants().fit(X, y)
+    assert model.y_scale_ == 1.0
+    np.testing.assert_array_equal(model.seen_z_, y - y.mean())
+
+
+def test_seeded_tag_follows_the_random_state_parameter():
+    assert _ShiftedUnitNormal().seeded and not _Unseeded().seeded

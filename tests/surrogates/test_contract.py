@@ -44,6 +44,22 @@ def test_scikit_learn_estimator_checks(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_has_a_declared_constraint(name):
+    # The base class checks parameters against _parameter_constraints at fit;
+    # a parameter missing there would go unchecked.
+    model = _make(name)
+    assert set(model._parameter_constraints) == set(model.get_params(deep=False))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seeded_tag(name):
+    # Every registered surrogate draws random numbers, so every one is seeded.
+    model = _make(name)
+    assert model.seeded is True
+    assert model.seeded == ("random_state" in model.get_params())
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_clone_and_params_round_trip(name):
     model = _make(name, random_state=3)
     copy = clone(model)

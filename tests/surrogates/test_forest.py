@@ -121,10 +121,15 @@ def test_no_tree_copies_the_training_data():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), "n_estimators must be a positive integer"),
-    (dict(min_leaf_variance=-1.0), "min_leaf_variance must be a non-negative number"),
-    (dict(oversampling=0.0), "oversampling must be a positive number"),
-    (dict(n_jobs=0), "n_jobs must be None or a non-zero integer"),
+    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(min_leaf_variance=-1.0),
+     r"'min_leaf_variance' parameter .* must be a float in the range \[0.0, inf\)"),
+    (dict(oversampling=0.0),
+     r"'oversampling' parameter .* must be a float in the range \(0.0, inf\)"),
+    (dict(n_jobs=0), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\] or an "
+                     r"int in the range \[1, inf\)"),
+    # The trees' own parameters are checked before any tree is built.
+    (dict(max_features="all"), r"'max_features' parameter of BwOForestSurrogate must be"),
 ])
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine_five()
@@ -141,5 +146,6 @@ def test_random_forest_oversampling_draws_alpha_n_points_with_best_splits():
     over = RandomForestSurrogate(n_estimators=3, oversampling=4.0, random_state=0).fit(X, y)
     assert [t.tree_.weighted_n_node_samples[0] for t in plain.estimators_] == [5.0] * 3
     assert [t.tree_.weighted_n_node_samples[0] for t in over.estimators_] == [20.0] * 3
-    with pytest.raises(ValueError, match="oversampling must be a positive number"):
+    with pytest.raises(ValueError, match=r"'oversampling' parameter of RandomForestSurrogate must "
+                                         r"be a float in the range \(0.0, inf\)"):
         RandomForestSurrogate(oversampling=-1.0).fit(X, y)

@@ -441,15 +441,17 @@ def test_constant_targets_and_single_points(mode):
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), "n_estimators must be an integer >= 1"),
-    (dict(mode="bayes"), "mode must be one of"),
-    (dict(lifetime=0.0), "lifetime must be a positive number or inf"),
-    (dict(lifetime="long"), "lifetime must be a positive number or inf"),
-    (dict(min_samples_split=1), "min_samples_split must be an integer >= 2"),
-    (dict(max_depth=-1), "max_depth must be an integer >= 0 or None"),
-    (dict(bootstrap="yes"), "bootstrap must be True or False"),
-    (dict(n_jobs=0), "n_jobs must be None or a non-zero integer"),
-    (dict(n_jobs="all"), "n_jobs must be None or a non-zero integer"),
+    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(mode="bayes"), r"'mode' parameter .* must be a str among \{'.*'\}. Got 'bayes'"),
+    (dict(lifetime=0.0), r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]"),
+    (dict(lifetime="long"), r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]"),
+    (dict(min_samples_split=1),
+     r"'min_samples_split' parameter .* must be an int in the range \[2, inf\)"),
+    (dict(max_depth=-1),
+     r"'max_depth' parameter .* must be an int in the range \[0, inf\) or None"),
+    (dict(bootstrap="yes"), r"'bootstrap' parameter .* must be an instance of 'bool'"),
+    (dict(n_jobs=0), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]"),
+    (dict(n_jobs="all"), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]"),
 ])
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine(10)

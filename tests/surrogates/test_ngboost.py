@@ -130,12 +130,16 @@ def test_a_minibatch_too_small_for_the_data_uses_every_point():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), "n_estimators must be an integer >= 1"),
-    (dict(learning_rate=0.0), "learning_rate must be a positive finite number"),
-    (dict(learning_rate=float("inf")), "learning_rate must be a positive finite number"),
-    (dict(max_depth=0), "max_depth must be an integer >= 1"),
-    (dict(min_samples_leaf=1.5), "min_samples_leaf must be an integer >= 1"),
-    (dict(minibatch_frac=1.5), r"minibatch_frac must be a number in \(0, 1\]"),
+    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(learning_rate=0.0),
+     r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)"),
+    (dict(learning_rate=float("inf")),
+     r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)"),
+    (dict(max_depth=0), r"'max_depth' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(min_samples_leaf=1.5),
+     r"'min_samples_leaf' parameter .* must be an int in the range \[1, inf\)"),
+    (dict(minibatch_frac=1.5),
+     r"'minibatch_frac' parameter .* must be a float in the range \(0.0, 1.0\]"),
 ])
 @needs_ngboost
 def test_bad_parameters_are_named(bad, message):

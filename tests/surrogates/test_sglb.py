@@ -255,27 +255,33 @@ def test_random_state(name):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"n_estimators": 0}, "n_estimators must be an integer >= 1"),
-    ({"n_estimators": 10, "n_members": 6}, "n_estimators must be at least 2 \\* n_members"),
-    ({"learning_rate": 0.0}, "learning_rate must be a number in \\(0"),
-    ({"depth": 9}, "depth must be an integer in \\[0, 8\\]"),
-    ({"l2_leaf_reg": -1.0}, "l2_leaf_reg must be a number in \\[0"),
-    ({"noise_scale": "sglb"}, "noise_scale must be one of \\('posterior', 'catboost'\\)"),
-    ({"diffusion_temperature": 0.0}, "diffusion_temperature must be a number"),
-    ({"shrink_rate": 30.0}, "shrink_rate \\* learning_rate must be in \\[0, 1\\)"),
+    ({"n_estimators": 0}, r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
+    ({"n_estimators": 10, "n_members": 6}, r"n_estimators must be at least 2 \* n_members"),
+    ({"learning_rate": 0.0}, r"'learning_rate' parameter .* must be a float in the range \(0.0"),
+    ({"depth": 9}, r"'depth' parameter .* must be an int in the range \[0, 8\]"),
+    ({"l2_leaf_reg": -1.0}, r"'l2_leaf_reg' parameter .* must be a float in the range \[0.0"),
+    ({"noise_scale": "sglb"}, r"'noise_scale' parameter .* must be a str among \{'.*'\}"),
+    ({"diffusion_temperature": 0.0},
+     r"'diffusion_temperature' parameter .* must be a float in the range \(0.0, inf\) or None"),
+    ({"shrink_rate": 30.0}, r"shrink_rate \* learning_rate must be in \[0, 1\)"),
 ])
 def test_bad_parameters(params, message):
     X, y = np.random.default_rng(0).random((10, 2)), np.arange(10.0)
     with pytest.raises(ValueError, match=message):
         VSGLB(**params).fit(X, y)
+    # Constant targets fit nothing, but the parameters are still checked.
+    with pytest.raises(ValueError, match=message):
+        VSGLB(**params).fit(X, np.ones(10))
 
 
 @pytest.mark.parametrize("cls, params, message", [
-    (CSGLB, {"cycle_length": 1}, "cycle_length must be an integer >= 2"),
+    (CSGLB, {"cycle_length": 1}, r"'cycle_length' parameter .* must be an int in the range \[2"),
     (CSGLB, {"n_estimators": 50}, "cycle_length must be at most n_estimators"),
-    (CSGLB, {"alpha_min": 6.0}, "alpha_min must be a number in \\(0.0, 5.0\\]"),
-    (CBSGLB, {"exploration_fraction": 1.0}, "exploration_fraction"),
-    (CBSGLB, {"bootstrap_probability": 0.0}, "bootstrap_probability"),
+    (CSGLB, {"alpha_min": 6.0}, r"alpha_min must be at most alpha_max = 5.0, got 6.0"),
+    (CBSGLB, {"exploration_fraction": 1.0},
+     r"'exploration_fraction' parameter .* must be a float in the range \(0.0, 1.0\)"),
+    (CBSGLB, {"bootstrap_probability": 0.0},
+     r"'bootstrap_probability' parameter .* must be a float in the range \(0.0, 1.0\]"),
 ])
 def test_bad_cyclical_parameters(cls, params, message):
     X, y = np.random.default_rng(0).random((10, 2)), np.arange(10.0)

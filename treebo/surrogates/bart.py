@@ -16,28 +16,21 @@ prediction over 55,000 candidates within a few seconds.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
+from sklearn.utils._param_validation import Interval
 from stochtree import BARTModel, Dataset, ForestContainer
 
-from .._checks import check_int
-from .base import Prediction, Surrogate, mixture_moments
+from .base import RANDOM_STATE, Prediction, Surrogate, mixture_moments
 
 __all__ = ["BARTSurrogate"]
 
 # Prediction is done in row blocks so that the (rows, draws) matrix of draw
 # predictions stays below this many doubles (16 MB), whatever N and the draws.
 _MAX_BLOCK_CELLS = 2_000_000
-
-
-def _check_real(value: Any, name: str, low: float, high: float, what: str) -> float:
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not low < value < high):
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    return float(value)
 
 
 def _writeable(X: np.ndarray) -> np.ndarray:
@@ -153,6 +146,22 @@ class BARTSurrogate(Surrogate):
         The affine map from standardized targets back to ``y``.
     """
 
+    _parameter_constraints: dict = {
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "n_burnin": [Interval(Integral, 0, None, closed="left")],
+        "thinning": [Interval(Integral, 1, None, closed="left")],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "n_gfr": [Interval(Integral, 0, None, closed="left")],
+        "k": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "sigma_df": [Interval(Real, 0, None, closed="neither")],
+        "sigma_quantile": [Interval(Real, 0, 1, closed="neither")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, n_trees: int = 50, *, n_draws: int = 48, n_burnin: int = 200,
                  thinning: int = 2, n_chains: int = 4, n_gfr: int = 0, k: float = 2.0,
                  alpha: float = 0.95, beta: float = 2.0, sigma_df: float = 3.0,
@@ -191,46 +200,26 @@ class BARTSurrogate(Surrogate):
             state["forests_"] = forests
         super().__setstate__(state)
 
-    def _check_params(self) -> None:
-        check_int(self.n_trees, "n_trees", 1)
-        check_int(self.n_draws, "n_draws", 1)
-        check_int(self.n_burnin, "n_burnin", 0)
-        check_int(self.thinning, "thinning", 1)
-        check_int(self.n_gfr, "n_gfr", 0)
-        check_int(self.n_chains, "n_chains", 1)
+    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        # Checked before the base class looks at the targets, so that constant
+        # targets (which fit nothing) do not hide a bad setting.
         if self.n_gfr and self.n_gfr < self.n_chains:
             raise ValueError("n_gfr must be 0 or at least n_chains (each chain starts from its "
                              f"own grow-from-root forest), got n_gfr={self.n_gfr!r}, "
                              f"n_chains={self.n_chains!r}")
-        check_int(self.min_samples_leaf, "min_samples_leaf", 1)
-        _check_real(self.k, "k", 0.0, np.inf, "a positive number")
-        _check_real(self.alpha, "alpha", 0.0, 1.0, "a number in (0, 1)")
-        if (isinstance(self.beta, bool) or not isinstance(self.beta, numbers.Real)
-                or not 0 <= self.beta < np.inf):
-            raise ValueError(f"beta must be a non-negative number, got {self.beta!r}")
-        _check_real(self.sigma_df, "sigma_df", 0.0, np.inf, "a positive number")
-        _check_real(self.sigma_quantile, "sigma_quantile", 0.0, 1.0, "a number in (0, 1)")
+        # What constant targets leave: the sampler does not run.
+        self.forests_ = None
+        self.sigma2_draws_ = np.zeros(1)
+        super()._fit(X, y)
 
-    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
+    def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
         seed = int(np.random.default_rng(self.random_state).integers(np.iinfo(np.int32).max))
         n = X.shape[0]
-        self.y_mean_ = float(y.mean())
-        scale = float(y.std())
-        self.forests_ = None
-        # Below this the standardized targets are rounding noise: treat y as constant.
-        if not scale > 1e-12 * max(1.0, float(np.abs(y).max())):
-            self.y_scale_ = 0.0
-            self.sigma2_draws_ = np.zeros(1)
-            self._no_split_variances = (0.0, 0.0)
-            return
-        self.y_scale_ = scale
         if n <= 2:
-            # No tree can split: the plug-in Normal of a constant mean.
-            self.sigma2_draws_ = np.array([scale**2])
-            self._no_split_variances = (scale**2 / n, scale**2)
+            # No tree can split: the plug-in Normal of a constant mean (var(z) = 1).
+            self._no_split_variances = (1.0 / n, 1.0)
+            self.sigma2_draws_ = np.array([self.y_scale_**2])
             return
-        z = (y - self.y_mean_) / scale
 
         n_trees = int(self.n_trees)
         nu = float(self.sigma_df)
@@ -251,14 +240,13 @@ class BARTSurrogate(Surrogate):
                      mean_forest_params=forest)
         self.forests_ = model.forest_container_mean
         self._sigma2_z = np.asarray(model.global_var_samples, dtype=np.float64)
-        self.sigma2_draws_ = self._sigma2_z * scale**2
+        self.sigma2_draws_ = self._sigma2_z * self.y_scale_**2
 
-    def _predict_dist(self, X: np.ndarray) -> Prediction:
+    def _predict_standardized(self, X: np.ndarray) -> Prediction:
         n = X.shape[0]
         if self.forests_ is None:
             epistemic, aleatoric = self._no_split_variances
-            return Prediction(mean=np.full(n, self.y_mean_),
-                              variance=np.full(n, epistemic + aleatoric),
+            return Prediction(mean=np.zeros(n), variance=np.full(n, epistemic + aleatoric),
                               epistemic=np.full(n, epistemic), aleatoric=np.full(n, aleatoric))
         n_draws = len(self._sigma2_z)
         block = max(1, _MAX_BLOCK_CELLS // n_draws)
@@ -274,9 +262,5 @@ class BARTSurrogate(Surrogate):
             mean[start:stop] = moments.mean
             epistemic[start:stop] = moments.epistemic
             aleatoric[start:stop] = moments.aleatoric
-        scale2 = self.y_scale_**2
-        epistemic *= scale2
-        aleatoric *= scale2
-        return Prediction(mean=self.y_mean_ + self.y_scale_ * mean,
-                          variance=epistemic + aleatoric, epistemic=epistemic,
+        return Prediction(mean=mean, variance=epistemic + aleatoric, epistemic=epistemic,
                           aleatoric=aleatoric)

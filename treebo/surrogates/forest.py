@@ -17,15 +17,23 @@ data points.
 
 from __future__ import annotations
 
-import numbers
+from functools import partial
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
+from sklearn.utils._param_validation import Interval
 
-from .._checks import check_n_jobs
-from .base import MixtureMoments, Prediction, Surrogate
+from .base import (
+    N_JOBS,
+    RANDOM_STATE,
+    MixtureMoments,
+    Prediction,
+    Surrogate,
+    threaded_mixture_moments,
+)
 
 __all__ = ["RandomForestSurrogate", "ExtraTreesSurrogate", "BwOForestSurrogate"]
 
@@ -41,6 +49,7 @@ def _fit_tree(tree, X32: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
 
 
 def _accumulate(trees: list, X32: np.ndarray) -> MixtureMoments:
+    """Mixture moments of ``trees`` (tree, leaf means, leaf variances) at ``X32``."""
     moments = MixtureMoments(X32.shape[0])
     for tree, leaf_mean, leaf_variance in trees:
         leaf = tree.tree_.apply(X32)
@@ -48,14 +57,18 @@ def _accumulate(trees: list, X32: np.ndarray) -> MixtureMoments:
     return moments
 
 
-def _chunks(items: list, n_chunks: int) -> list[list]:
-    n_chunks = max(1, min(n_chunks, len(items)))
-    bounds = np.linspace(0, len(items), n_chunks + 1).astype(int)
-    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-
 class _TreeEnsemble(Surrogate):
-    """Shared fitting and prediction of the forest surrogates."""
+    """Shared fitting and prediction of the forest surrogates, in the units of ``y``."""
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        # The trees' own constraints; checked here, before any tree is built.
+        **{name: DecisionTreeRegressor._parameter_constraints[name]
+           for name in ("max_features", "max_depth", "min_samples_split", "min_samples_leaf")},
+        "min_leaf_variance": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": N_JOBS,
+        "random_state": RANDOM_STATE,
+    }
 
     _splitter = "random"
 
@@ -63,18 +76,7 @@ class _TreeEnsemble(Surrogate):
         """Number of draws with replacement per tree, or None for no bootstrap."""
         raise NotImplementedError
 
-    def _check_params(self) -> None:
-        n_estimators = self.n_estimators
-        if (isinstance(n_estimators, bool) or not isinstance(n_estimators, numbers.Integral)
-                or n_estimators < 1):
-            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
-        check_n_jobs(self.n_jobs)
-        if not (isinstance(self.min_leaf_variance, numbers.Real) and self.min_leaf_variance >= 0):
-            raise ValueError("min_leaf_variance must be a non-negative number, got "
-                             f"{self.min_leaf_variance!r}")
-
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
         rng = np.random.default_rng(self.random_state)
         n_samples = X.shape[0]
         X32 = np.ascontiguousarray(X, dtype=np.float32)
@@ -100,15 +102,7 @@ class _TreeEnsemble(Surrogate):
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
         X32 = np.ascontiguousarray(X, dtype=np.float32)
-        n_chunks = min(effective_n_jobs(self.n_jobs), len(self._trees))
-        if n_chunks == 1:
-            return _accumulate(self._trees, X32).result()
-        parts = Parallel(n_jobs=n_chunks, prefer="threads")(
-            delayed(_accumulate)(chunk, X32) for chunk in _chunks(self._trees, n_chunks))
-        total = parts[0]
-        for part in parts[1:]:
-            total.merge(part)
-        return total.result()
+        return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees, self.n_jobs)
 
 
 _PARAMS_DOC = """
@@ -154,6 +148,12 @@ class RandomForestSurrogate(_TreeEnsemble):
     estimators_ : list of sklearn.tree.DecisionTreeRegressor
     """
 
+    _parameter_constraints: dict = {
+        **_TreeEnsemble._parameter_constraints,
+        "bootstrap": ["boolean"],
+        "oversampling": [Interval(Real, 0, None, closed="neither")],
+    }
+
     _splitter = "best"
 
     def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
@@ -194,6 +194,9 @@ class ExtraTreesSurrogate(_TreeEnsemble):
     estimators_ : list of sklearn.tree.ExtraTreeRegressor
     """
 
+    _parameter_constraints: dict = {**_TreeEnsemble._parameter_constraints,
+                                    "bootstrap": ["boolean"]}
+
     def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
                  max_depth: int | None = None, min_samples_split: int = 2,
                  min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
@@ -232,6 +235,11 @@ class BwOForestSurrogate(_TreeEnsemble):
     estimators_ : list of sklearn.tree.ExtraTreeRegressor
     """
 
+    _parameter_constraints: dict = {
+        **_TreeEnsemble._parameter_constraints,
+        "oversampling": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
                  max_depth: int | None = None, min_samples_split: int = 2,
                  min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
@@ -251,9 +259,6 @@ class BwOForestSurrogate(_TreeEnsemble):
         return _oversampled_size(self.oversampling, n_samples)
 
 
-def _oversampled_size(oversampling: Any, n_samples: int) -> int:
-    """``round(oversampling * n_samples)`` draws (at least one), after checking the rate."""
-    if (isinstance(oversampling, bool) or not isinstance(oversampling, numbers.Real)
-            or not oversampling > 0):
-        raise ValueError(f"oversampling must be a positive number, got {oversampling!r}")
+def _oversampled_size(oversampling: float, n_samples: int) -> int:
+    """``round(oversampling * n_samples)`` draws, at least one."""
     return max(1, int(round(oversampling * n_samples)))

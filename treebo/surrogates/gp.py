@@ -2,14 +2,15 @@
 
 Hyperparameters (signal variance, length scales, noise variance) maximize the
 log marginal likelihood with L-BFGS-B from several starts; scikit-learn's
-``GaussianProcessRegressor`` does the fitting. Targets are standardized
-internally. ``epistemic`` is the posterior variance of the latent function,
+``GaussianProcessRegressor`` does the fitting, on targets the base class
+standardizes. ``epistemic`` is the posterior variance of the latent function,
 ``aleatoric`` the fitted noise variance.
 """
 
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,9 @@ from scipy.linalg import solve_triangular
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import Prediction, Surrogate
+from .base import RANDOM_STATE, Prediction, Surrogate
 
 __all__ = ["GaussianProcessSurrogate"]
 
@@ -35,9 +37,9 @@ class GaussianProcessSurrogate(Surrogate):
     n_restarts : int, default 2
         Extra L-BFGS-B starts of the marginal-likelihood fit, drawn
         log-uniformly within the bounds.
-    length_scale_bounds : (float, float), default (1e-2, 1e2)
+    length_scale_bounds : (float, float) or "fixed", default (1e-2, 1e2)
         Bounds of every length scale, in encoded units (inputs in [0, 1]).
-    noise_bounds : (float, float), default (1e-8, 1.0)
+    noise_bounds : (float, float) or "fixed", default (1e-8, 1.0)
         Bounds of the noise variance on the standardized target scale.
     random_state : int, numpy.random.Generator or None
         Seeds the restarts.
@@ -48,9 +50,23 @@ class GaussianProcessSurrogate(Surrogate):
         The fitted kernel (constant * Matérn + white noise).
     noise_variance_ : float
         Fitted noise variance, in squared units of ``y``.
+    y_mean_, y_scale_ : float
+        The affine map from standardized targets back to ``y`` (``y_scale_``
+        is 1 for constant targets).
     """
 
+    _parameter_constraints: dict = {
+        "n_restarts": [Interval(Integral, 0, None, closed="left")],
+        "length_scale_bounds": ["array-like", StrOptions({"fixed"})],
+        "noise_bounds": ["array-like", StrOptions({"fixed"})],
+        "random_state": RANDOM_STATE,
+    }
+
     smooth = True
+    # Fitted to constant targets, a GP still has its prior's variance away
+    # from the data; the acquisition, which adds no exploration terms for
+    # smooth models, needs it to rank candidates.
+    _fit_constant_targets = True
 
     def __init__(self, n_restarts: int = 2, *, length_scale_bounds: tuple = (1e-2, 1e2),
                  noise_bounds: tuple = (1e-8, 1.0), random_state: Any = None):
@@ -59,12 +75,8 @@ class GaussianProcessSurrogate(Surrogate):
         self.noise_bounds = noise_bounds
         self.random_state = random_state
 
-    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
+    def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
         rng = np.random.default_rng(self.random_state)
-        self._y_mean = float(np.mean(y))
-        scale = float(np.std(y))
-        self._y_scale = scale if scale > 0 else 1.0
-        z = (y - self._y_mean) / self._y_scale
         n_features = X.shape[1]
         kernel = (ConstantKernel(1.0, (1e-2, 1e2))
                   * Matern(length_scale=np.full(n_features, 0.5),
@@ -81,12 +93,12 @@ class GaussianProcessSurrogate(Surrogate):
         self.kernel_ = model.kernel_
         self._signal = model.kernel_.k1
         self._noise_z = float(model.kernel_.k2.noise_level)
-        self.noise_variance_ = self._noise_z * self._y_scale**2
+        self.noise_variance_ = self._noise_z * self.y_scale_**2
         self._X_train = model.X_train_
         self._L = model.L_
         self._alpha = model.alpha_
 
-    def _predict_dist(self, X: np.ndarray) -> Prediction:
+    def _predict_standardized(self, X: np.ndarray) -> Prediction:
         n = X.shape[0]
         mean_z = np.empty(n)
         var_z = np.empty(n)
@@ -96,8 +108,7 @@ class GaussianProcessSurrogate(Surrogate):
             mean_z[start:start + _CHUNK] = cross @ self._alpha
             v = solve_triangular(self._L, cross.T, lower=True, check_finite=False)
             var_z[start:start + _CHUNK] = self._signal.diag(part) - np.einsum("ij,ij->j", v, v)
-        epistemic = np.maximum(var_z, 0.0) * self._y_scale**2
-        aleatoric = np.full(n, self.noise_variance_)
-        return Prediction(mean=self._y_mean + self._y_scale * mean_z,
-                          variance=epistemic + aleatoric, epistemic=epistemic,
+        epistemic = np.maximum(var_z, 0.0)
+        aleatoric = np.full(n, self._noise_z)
+        return Prediction(mean=mean_z, variance=epistemic + aleatoric, epistemic=epistemic,
                           aleatoric=aleatoric)

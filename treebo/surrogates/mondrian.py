@@ -45,16 +45,23 @@ off. Each step is vectorized over the points; no Python loop runs per point.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
+from functools import partial
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_int, check_n_jobs
-from .base import MixtureMoments, Prediction, Surrogate
+from .base import (
+    N_JOBS,
+    RANDOM_STATE,
+    MixtureMoments,
+    Prediction,
+    Surrogate,
+    threaded_mixture_moments,
+)
 
 __all__ = ["MondrianForestSurrogate"]
 
@@ -808,6 +815,17 @@ class MondrianForestSurrogate(Surrogate):
     optimization", AISTATS 2022.
     """
 
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "mode": [StrOptions(set(MODES))],
+        "lifetime": [Interval(Real, 0, None, closed="right")],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "bootstrap": ["boolean"],
+        "n_jobs": N_JOBS,
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, n_estimators: int = 100, *, mode: str = "skgarden",
                  lifetime: float = math.inf, min_samples_split: int = 2,
                  max_depth: int | None = None, bootstrap: bool = False,
@@ -821,21 +839,7 @@ class MondrianForestSurrogate(Surrogate):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        check_int(self.n_estimators, "n_estimators", 1)
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if (isinstance(self.lifetime, bool) or not isinstance(self.lifetime, numbers.Real)
-                or not self.lifetime > 0):
-            raise ValueError(f"lifetime must be a positive number or inf, got {self.lifetime!r}")
-        check_int(self.min_samples_split, "min_samples_split", 2)
-        check_int(self.max_depth, "max_depth", 0, allow_none=True)
-        check_n_jobs(self.n_jobs)
-        if not isinstance(self.bootstrap, (bool, np.bool_)):
-            raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
-
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
         rng = np.random.default_rng(self.random_state)
         n_samples, n_features = X.shape
         n_trees = int(self.n_estimators)
@@ -856,19 +860,10 @@ class MondrianForestSurrogate(Surrogate):
                                  "sigma_h2": hyper.sigma_h2, "gamma": hyper.gamma}
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
-        X = np.ascontiguousarray(X)
-        trees = np.arange(self._arrays.root.size)
-        n_chunks = min(effective_n_jobs(self.n_jobs), trees.size)
-        args = (self._arrays, self.mode, math.isfinite(self.lifetime))
+        accumulate = partial(_predict_trees, self._arrays, self.mode,
+                             math.isfinite(self.lifetime), X=np.ascontiguousarray(X))
         # One BLAS thread: the only BLAS call is a (points x 2D) matrix-vector
         # product, which threads slow down on a shared machine.
         with threadpool_limits(limits=1, user_api="blas"):
-            if n_chunks == 1:
-                return _predict_trees(*args, trees, X).result()
-            parts = Parallel(n_jobs=n_chunks, prefer="threads")(
-                delayed(_predict_trees)(*args, chunk, X)
-                for chunk in np.array_split(trees, n_chunks))
-        total = parts[0]
-        for part in parts[1:]:
-            total.merge(part)
-        return total.result()
+            return threaded_mixture_moments(accumulate, np.arange(self._arrays.root.size),
+                                            self.n_jobs)

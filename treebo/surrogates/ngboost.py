@@ -14,12 +14,12 @@ trees and ``rho_m`` the stage's line-search scaling.
 
 from __future__ import annotations
 
-import math
-import numbers
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils._param_validation import Interval
 
 try:
     from ngboost import NGBRegressor
@@ -29,8 +29,7 @@ except ImportError as _error:  # an optional dependency: say which extra brings 
     raise ImportError(f"treebo.surrogates.ngboost needs ngboost ({_error}); install it "
                       "with: pip install 'treebo[ngboost]'", name=_error.name) from _error
 
-from .._checks import check_int
-from .base import Prediction, Surrogate
+from .base import RANDOM_STATE, Prediction, Surrogate
 
 __all__ = ["NGBoostSurrogate"]
 
@@ -77,13 +76,6 @@ class _Normal(Normal):
         return self.scale
 
 
-def _check_fraction(value: Any, name: str) -> float:
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not 0.0 < value <= 1.0):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
-    return float(value)
-
-
 class NGBoostSurrogate(Surrogate):
     """NGBoost with a Normal distribution and decision-tree base learners.
 
@@ -96,10 +88,10 @@ class NGBoostSurrogate(Surrogate):
     acquisition then sees only the noise that the model attributes to each
     region, which shrinks wherever the data are fitted closely.
 
-    Targets are standardized before boosting and predictions mapped back, so
-    the settings do not depend on the scale of ``y``. Constant targets (and a
-    single point) give a constant prediction with zero variance, since the
-    marginal fit would have ``sigma = 0``.
+    Targets are standardized before boosting and predictions mapped back (by
+    the base class), so the settings do not depend on the scale of ``y``.
+    Constant targets (and a single point) give a constant prediction with
+    zero variance, since the marginal fit would have ``sigma = 0``.
 
     The defaults are chosen for SMBO, where the surrogate is refitted at every
     iteration on N = 5..500 points and predicts 55,000 candidates. The
@@ -139,6 +131,15 @@ class NGBoostSurrogate(Surrogate):
         The affine map from standardized targets back to ``y``.
     """
 
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "minibatch_frac": [Interval(Real, 0, 1, closed="right")],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, n_estimators: int = 100, *, learning_rate: float = 0.02,
                  max_depth: int = 3, min_samples_leaf: int = 1, minibatch_frac: float = 1.0,
                  random_state: Any = None):
@@ -149,29 +150,13 @@ class NGBoostSurrogate(Surrogate):
         self.minibatch_frac = minibatch_frac
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        check_int(self.n_estimators, "n_estimators", 1)
-        check_int(self.max_depth, "max_depth", 1)
-        check_int(self.min_samples_leaf, "min_samples_leaf", 1)
-        _check_fraction(self.minibatch_frac, "minibatch_frac")
-        if (isinstance(self.learning_rate, bool) or not isinstance(self.learning_rate, numbers.Real)
-                or not 0 < self.learning_rate < math.inf):
-            raise ValueError("learning_rate must be a positive finite number, "
-                             f"got {self.learning_rate!r}")
-
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
+        self.model_ = None  # what constant targets, which fit nothing, leave
+        super()._fit(X, y)
+
+    def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
         rng = np.random.default_rng(self.random_state)
         tree_seed, batch_seed = (int(s) for s in rng.integers(np.iinfo(np.int32).max, size=2))
-        self.y_mean_ = float(y.mean())
-        scale = float(y.std())
-        # Below this the standardized targets are rounding noise: treat y as constant.
-        if not scale > 1e-12 * max(1.0, float(np.abs(y).max())):
-            self.y_scale_ = 0.0
-            self.model_ = None
-            return
-        self.y_scale_ = scale
-        z = (y - self.y_mean_) / scale
         fraction = float(self.minibatch_frac)
         if int(fraction * len(z)) < 1:
             fraction = 1.0
@@ -193,12 +178,8 @@ class NGBoostSurrogate(Surrogate):
             for trees, rho in zip(self.model_.base_models, self.model_.scalings)]
         self._theta0 = np.asarray(self.model_.init_params, dtype=np.float64)
 
-    def _predict_dist(self, X: np.ndarray) -> Prediction:
+    def _predict_standardized(self, X: np.ndarray) -> Prediction:
         n = X.shape[0]
-        if self.model_ is None:
-            zeros = np.zeros(n)
-            return Prediction(mean=np.full(n, self.y_mean_), variance=zeros,
-                              epistemic=zeros.copy(), aleatoric=zeros.copy())
         # Trees compare float32 features, as DecisionTreeRegressor.predict does.
         X32 = np.ascontiguousarray(X, dtype=np.float32)
         loc = np.full(n, self._theta0[0])
@@ -206,6 +187,6 @@ class NGBoostSurrogate(Surrogate):
         for (loc_tree, loc_values), (scale_tree, scale_values) in self._stages:
             loc += loc_values[loc_tree.apply(X32)]
             log_scale += scale_values[scale_tree.apply(X32)]
-        aleatoric = np.exp(2.0 * log_scale) * self.y_scale_**2
-        return Prediction(mean=self.y_mean_ + self.y_scale_ * loc, variance=aleatoric,
-                          epistemic=np.zeros(n), aleatoric=aleatoric.copy())
+        aleatoric = np.exp(2.0 * log_scale)
+        return Prediction(mean=loc, variance=aleatoric, epistemic=np.zeros(n),
+                          aleatoric=aleatoric)

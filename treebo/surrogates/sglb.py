@@ -73,15 +73,15 @@ gives every member.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterator
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._checks import check_int
 from ._oblivious import MAX_DEPTH, ObliviousGrower, fit_borders, leaf_index, quantize
-from .base import Prediction, Surrogate, mixture_moments
+from .base import RANDOM_STATE, Prediction, Surrogate, mixture_moments
 
 __all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSGLBSurrogate",
            "cyclical_gradient_scale"]
@@ -90,21 +90,6 @@ __all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSG
 LOG_SIGMA_RANGE = (-5.0, 1.0)
 
 NOISE_SCALES = ("posterior", "catboost")
-
-
-def _check_real(value: Any, name: str, low: float = 0.0, high: float = math.inf, *,
-                low_open: bool = True, high_open: bool = False, optional: bool = False
-                ) -> float | None:
-    if optional and value is None:
-        return None
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-          and (value > low if low_open else value >= low)
-          and (value < high if high_open else value <= high))
-    if not ok:
-        interval = ("(" if low_open else "[") + f"{low}, {high}" + (")" if high_open else "]")
-        extra = " or None" if optional else ""
-        raise ValueError(f"{name} must be a number in {interval}{extra}, got {value!r}")
-    return float(value)
 
 
 def cyclical_gradient_scale(n_estimators: int, cycle_length: int, alpha_max: float,
@@ -132,15 +117,16 @@ def cyclical_gradient_scale(n_estimators: int, cycle_length: int, alpha_max: flo
 class _SGLB(Surrogate):
     """One SGLB chain on oblivious trees; subclasses choose the schedule and the members."""
 
-    def _check_params(self) -> None:
-        check_int(self.n_estimators, "n_estimators", 1)
-        _check_real(self.learning_rate, "learning_rate")
-        check_int(self.depth, "depth", 0, MAX_DEPTH)
-        _check_real(self.l2_leaf_reg, "l2_leaf_reg", low_open=False)
-        if self.noise_scale not in NOISE_SCALES:
-            raise ValueError(f"noise_scale must be one of {NOISE_SCALES}, got {self.noise_scale!r}")
-        _check_real(self.diffusion_temperature, "diffusion_temperature", optional=True)
-        _check_real(self.shrink_rate, "shrink_rate", low_open=False, optional=True)
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "depth": [Interval(Integral, 0, MAX_DEPTH, closed="both")],
+        "l2_leaf_reg": [Interval(Real, 0, None, closed="left")],
+        "noise_scale": [StrOptions(set(NOISE_SCALES))],
+        "diffusion_temperature": [Interval(Real, 0, None, closed="neither"), None],
+        "shrink_rate": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": RANDOM_STATE,
+    }
 
     def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
                               ) -> Iterator[float | np.ndarray]:
@@ -151,12 +137,8 @@ class _SGLB(Surrogate):
         """Increasing numbers of trees of the members (each >= 1)."""
         raise NotImplementedError
 
-    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        n_samples = X.shape[0]
-        self._check_params()
-        members = self._member_iterations()
-        multipliers = self._gradient_multipliers(n_samples, np.random.default_rng(0))
-        next(multipliers)  # validates the schedule's parameters before any work
+    def _chain_constants(self, n_samples: int) -> tuple[float, float, float]:
+        """Learning rate ``eps``, shrink factor ``1 - gamma eps`` and noise scale ``kappa``."""
         eps = float(self.learning_rate)
         gamma = 0.5 / n_samples if self.shrink_rate is None else float(self.shrink_rate)
         shrink = 1.0 - gamma * eps
@@ -168,17 +150,21 @@ class _SGLB(Surrogate):
         # Per-object noise variance; see noise_scale in the class docstring.
         kappa = math.sqrt((2.0 * n_samples if self.noise_scale == "posterior" else 2.0)
                           / (eps * beta))
+        return eps, shrink, kappa
 
+    def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        # The relations between parameters are checked before the base class
+        # looks at the targets, so that constant targets (which fit nothing)
+        # do not hide a bad setting.
+        self.member_iterations_ = self._member_iterations()
+        self._chain_constants(X.shape[0])
+        super()._fit(X, y)
+
+    def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
+        n_samples = X.shape[0]
+        members = self.member_iterations_
+        eps, shrink, kappa = self._chain_constants(n_samples)
         rng = np.random.default_rng(self.random_state)
-        self.member_iterations_ = members
-        self._y_mean = float(np.mean(y))
-        self._y_std = float(np.std(y))
-        if not self._y_std > 0.0:
-            # Constant targets: the posterior collapses onto the constant as the
-            # fitted noise goes to 0, so the model predicts it with no variance.
-            self._y_std = 0.0
-            return
-        z = (y - self._y_mean) / self._y_std
         self._borders = fit_borders(X)
         grower = ObliviousGrower(quantize(X, self._borders))
         depth, lam = int(self.depth), float(self.l2_leaf_reg)
@@ -254,18 +240,10 @@ class _SGLB(Surrogate):
                 k += 1
         return out
 
-    def _predict_dist(self, X: np.ndarray) -> Prediction:
-        n_points = X.shape[0]
-        if self._y_std == 0.0:
-            zero = np.zeros(n_points)
-            return Prediction(mean=np.full(n_points, self._y_mean), variance=zero,
-                              epistemic=zero.copy(), aleatoric=zero.copy())
+    def _predict_standardized(self, X: np.ndarray) -> Prediction:
         raw = self._member_raw(X)
         variance = np.exp(2.0 * np.clip(raw[:, 1], *LOG_SIGMA_RANGE))
-        z = mixture_moments(raw[:, 0], variance)
-        scale2 = self._y_std**2
-        return Prediction(mean=self._y_mean + self._y_std * z.mean, variance=scale2 * z.variance,
-                          epistemic=scale2 * z.epistemic, aleatoric=scale2 * z.aleatoric)
+        return mixture_moments(raw[:, 0], variance)
 
 
 _PARAMS_DOC = """
@@ -327,6 +305,9 @@ class VirtualSGLBSurrogate(_SGLB):
 {_ATTRIBUTES_DOC}
     """
 
+    _parameter_constraints: dict = {**_SGLB._parameter_constraints,
+                                    "n_members": [Interval(Integral, 1, None, closed="left")]}
+
     def __init__(self, n_estimators: int = 1000, *, n_members: int = 10,
                  learning_rate: float = 0.1, depth: int = 4, l2_leaf_reg: float = 3.0,
                  noise_scale: str = "posterior",
@@ -343,8 +324,7 @@ class VirtualSGLBSurrogate(_SGLB):
         self.random_state = random_state
 
     def _member_iterations(self) -> np.ndarray:
-        n_members = check_int(self.n_members, "n_members", 1)
-        n_estimators = check_int(self.n_estimators, "n_estimators", 1)
+        n_members, n_estimators = int(self.n_members), int(self.n_estimators)
         if n_estimators < 2 * n_members:
             raise ValueError(f"n_estimators must be at least 2 * n_members = {2 * n_members}, "
                              f"got {n_estimators}")
@@ -360,14 +340,21 @@ class VirtualSGLBSurrogate(_SGLB):
 class _CyclicalParams:
     """The cosine schedule and the one-member-per-cycle rule shared by cSGLB and cbSGLB."""
 
+    _parameter_constraints: dict = {
+        **_SGLB._parameter_constraints,
+        "cycle_length": [Interval(Integral, 2, None, closed="left")],
+        "alpha_max": [Interval(Real, 0, None, closed="neither")],
+        "alpha_min": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def _check_cycle(self) -> tuple[int, int]:
-        n_estimators = check_int(self.n_estimators, "n_estimators", 1)
-        cycle = check_int(self.cycle_length, "cycle_length", 2)
+        n_estimators, cycle = int(self.n_estimators), int(self.cycle_length)
         if cycle > n_estimators:
             raise ValueError(f"cycle_length must be at most n_estimators = {n_estimators}, "
                              f"got {cycle}")
-        alpha_max = _check_real(self.alpha_max, "alpha_max")
-        _check_real(self.alpha_min, "alpha_min", high=alpha_max)
+        if self.alpha_min > self.alpha_max:
+            raise ValueError(f"alpha_min must be at most alpha_max = {self.alpha_max!r}, "
+                             f"got {self.alpha_min!r}")
         return n_estimators, cycle
 
     def _member_iterations(self) -> np.ndarray:
@@ -460,6 +447,12 @@ class CyclicalBootstrapSGLBSurrogate(_CyclicalParams, _SGLB):
 {_ATTRIBUTES_DOC}
     """
 
+    _parameter_constraints: dict = {
+        **_CyclicalParams._parameter_constraints,
+        "exploration_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "bootstrap_probability": [Interval(Real, 0, 1, closed="right")],
+    }
+
     def __init__(self, n_estimators: int = 1000, *, cycle_length: int = 100,
                  alpha_max: float = 5.0, alpha_min: float = 1.0,
                  exploration_fraction: float = 0.8, bootstrap_probability: float = 0.6,
@@ -483,9 +476,7 @@ class CyclicalBootstrapSGLBSurrogate(_CyclicalParams, _SGLB):
 
     def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
                               ) -> Iterator[float | np.ndarray]:
-        eta = _check_real(self.exploration_fraction, "exploration_fraction", high=1.0,
-                          high_open=True)
-        p = _check_real(self.bootstrap_probability, "bootstrap_probability", high=1.0)
+        eta, p = float(self.exploration_fraction), float(self.bootstrap_probability)
         cycle = int(self.cycle_length)
         mask = np.ones(n_samples)
         for t, alpha in enumerate(self._scales()):
