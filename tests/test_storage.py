@@ -537,3 +537,20 @@ def test_the_default_storage_is_in_memory_and_resumes_a_study_within_the_process
     with pytest.raises(StorageMismatchError, match="storage '<in memory>' holds a study run "
                        "with other settings"):
         Optimizer(SPACE_2D, random_state=4, storage=storage, n_candidates=400)
+
+
+def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(tmp_path):
+    space = {"model": Categorical(["a", "b"]), "x": Real(0.0, 1.0),
+             "depth": Integer(1, 8, active_if={"model": "b"}),
+             "rate": Real(1e-3, 1.0, prior="log-uniform", active_if={"model": "b"})}
+
+    def objective(x):
+        return x["x"] + (0.1 * x["depth"] * x["rate"] if x["model"] == "b" else 0.5)
+
+    straight = minimize(objective, space, n_calls=12, random_state=2, **FAST)
+    db = tmp_path / "conditional.db"
+    minimize(objective, space, n_calls=7, random_state=2, storage=db, **FAST)
+    rows = read_study(db)["trials"]
+    assert any(row["point"][2] is None for row in rows)  # inactive dimensions are null
+    resumed = minimize(objective, space, n_calls=12, random_state=2, storage=db, **FAST)
+    assert resumed.x_iters == straight.x_iters

@@ -235,9 +235,10 @@ explore_length, acq_optimizer
         """
         check_strategy(strategy)
         q = 1 if n_points is None else check_int(n_points, "n_points")
-        # Copies: a caller that changes a point in place must not change the
-        # recorded trial.
-        points = [copy.deepcopy(t.x) for t in self._ask_trials(q, strategy)]
+        # Copies, so a caller that changes a point in place does not change the
+        # recorded trial; shallow, so a category that is an object (an
+        # estimator) is the category itself and the point can be told back.
+        points = [copy.copy(t.x) for t in self._ask_trials(q, strategy)]
         return points[0] if n_points is None else points
 
     def tell(self, x: Any, y: Any, *, error: str | None = None) -> OptimizeResult:
@@ -264,7 +265,7 @@ explore_length, acq_optimizer
         if self.history.n_pending:
             trial = self.history.find(x, encoded, pending_only=True)
         if trial is None:
-            given = dict(x) if isinstance(x, dict) else list(x)
+            given = self.space.drop_inactive(x)
             trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user")
         self._tell_trial(trial, y, error=error)
         return self.get_result()
@@ -295,7 +296,7 @@ explore_length, acq_optimizer
             If ``x`` is not a point of the space.
         """
         encoded = self.space.encode([x])[0]
-        given = dict(x) if isinstance(x, dict) else list(x)
+        given = self.space.drop_inactive(x)
         trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user",
                       asked_at=time.time())
         self.history.append(trial)
@@ -526,7 +527,7 @@ explore_length, acq_optimizer
     def _start_batch(self) -> _Batch:
         """Draw the surrogate seed and the candidates one ``ask`` shares."""
         seed = None
-        if "random_state" in self._surrogate.get_params():
+        if self._surrogate.seeded:
             seed = int(self._streams.model.integers(np.iinfo(np.int32).max))
         start = time.perf_counter()
         X, values, complete = self.history.training_data(self.failure_value)

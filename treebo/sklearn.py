@@ -19,7 +19,7 @@ from sklearn.model_selection._search import BaseSearchCV
 from ._checks import check_int
 from .history import check_strategy
 from .optimizer import Optimizer
-from .space import Dimension, Space, SpaceExhausted
+from .space import Categorical, Dimension, Space, SpaceExhausted
 
 __all__ = ["TreeBOSearchCV"]
 
@@ -36,10 +36,16 @@ class TreeBOSearchCV(BaseSearchCV):
     ----------
     estimator : estimator object
         Implements ``fit`` and, unless ``scoring`` is given, ``score``.
-    search_spaces : dict of str -> Dimension
+    search_spaces : dict of str -> Dimension, or list of such dicts
         Parameter names (``"clf__C"`` for a pipeline step) mapped to treebo
         dimensions: ``Real``, ``Integer``, ``Categorical``, ``Binary``. A
-        ``(low, high)`` tuple or a list of values is accepted as shorthand.
+        ``(low, high)`` tuple or a list of values is accepted as shorthand,
+        and a dimension may be conditional (``active_if=``, naming another
+        parameter of the same dict). A list of dicts, like
+        ``GridSearchCV``'s list of grids, searches their union: a setting
+        comes from one of the dicts (e.g. one per model family, with the
+        family's own hyperparameters), chosen by the optimizer like any
+        other parameter.
     n_iter : int, default 50
         Parameter settings evaluated in all, the initial design included.
     surrogate : str or Surrogate, default "bwo"
@@ -75,7 +81,8 @@ scorer_, n_splits_, refit_time_, multimetric_
     """
 
     _parameter_constraints: dict = {**BaseSearchCV._parameter_constraints,
-                                    "search_spaces": [dict], "n_iter": [numbers.Integral],
+                                    "search_spaces": [dict, list],
+                                    "n_iter": [numbers.Integral],
                                     "surrogate": "no_validation",
                                     "n_initial_points": [numbers.Integral],
                                     "n_points": [numbers.Integral], "strategy": [str],
@@ -102,13 +109,7 @@ scorer_, n_splits_, refit_time_, multimetric_
         self.optimizer_kwargs = optimizer_kwargs
 
     def _make_optimizer(self) -> Optimizer:
-        if not isinstance(self.search_spaces, Mapping) or not self.search_spaces:
-            raise ValueError("search_spaces must be a non-empty dict of parameter name -> "
-                             f"dimension, got {self.search_spaces!r}")
-        for name, dim in self.search_spaces.items():
-            if not isinstance(dim, (Dimension, tuple, list)):
-                raise ValueError(f"search_spaces[{name!r}] must be a treebo dimension (Real, "
-                                 f"Integer, Categorical, Binary), got {dim!r}")
+        space = _search_space(self.search_spaces)
         check_int(self.n_iter, "n_iter")
         check_int(self.n_points, "n_points")
         check_strategy(self.strategy)
@@ -117,7 +118,7 @@ scorer_, n_splits_, refit_time_, multimetric_
         if clash:
             raise ValueError(f"optimizer_kwargs must not set {clash}: they are parameters of "
                              "TreeBOSearchCV itself")
-        return Optimizer(Space(dict(self.search_spaces)), self.surrogate,
+        return Optimizer(space, self.surrogate,
                          n_initial_points=self.n_initial_points,
                          random_state=self.random_state, **(self.optimizer_kwargs or {}))
 
@@ -146,7 +147,7 @@ scorer_, n_splits_, refit_time_, multimetric_
                     break
                 remaining -= len(params)
                 try:
-                    results = evaluate_candidates([dict(p) for p in params])
+                    results = evaluate_candidates([_estimator_params(p) for p in params])
                 except ValueError as error:
                     # scikit-learn refuses a round in which every fit failed;
                     # for a sequential search that is one bad setting, not a
@@ -167,3 +168,54 @@ scorer_, n_splits_, refit_time_, multimetric_
             optimizer.close()
         if n_evaluated == 0 and last_failure is not None:
             raise ValueError(f"every setting failed to fit; the last error:\n{last_failure}")
+
+
+#: The parameter that chooses one dict of a list of search spaces (never an
+#: estimator parameter: those do not start with an underscore).
+_SPACE_INDEX = "_search_space"
+
+
+def _search_space(search_spaces: Any) -> Space:
+    """One treebo space for a dict of dimensions, or for a list of such dicts.
+
+    A list becomes a conditional space: ``_search_space`` picks a dict, and
+    the parameters of dict ``i`` are named ``"i:name"`` and active only when
+    it is picked (their own conditions are kept, with the parents renamed).
+    """
+    single = isinstance(search_spaces, Mapping)
+    spaces = [search_spaces] if single else search_spaces
+    if not (isinstance(spaces, list) and spaces and all(
+            isinstance(d, Mapping) and d for d in spaces)):
+        raise ValueError("search_spaces must be a non-empty dict of parameter name -> "
+                         "dimension, or a non-empty list of such dicts, got "
+                         f"{search_spaces!r}")
+    combined: dict[str, Any] = {} if single else {
+        _SPACE_INDEX: Categorical(list(range(len(spaces))))}
+    for i, space in enumerate(spaces):
+        where = "search_spaces" if single else f"search_spaces[{i}]"
+        for name, dim in space.items():
+            if not isinstance(dim, (Dimension, tuple, list)):
+                raise ValueError(f"{where}[{name!r}] must be a treebo dimension (Real, Integer, "
+                                 f"Categorical, Binary), got {dim!r}")
+            if single:
+                combined[name] = dim
+                continue
+            dim = Space({name: dim}).dimensions[0] if not isinstance(dim, Dimension) else dim
+            condition = {_SPACE_INDEX: i}
+            for parent, values in (dim.active_if or {}).items():
+                if parent not in space:
+                    raise ValueError(f"{where}[{name!r}] is active_if on {parent!r}, which is "
+                                     f"not a parameter of that dict (its parameters: "
+                                     f"{sorted(space)})")
+                condition[f"{i}:{parent}"] = values
+            combined[f"{i}:{name}"] = dim.replace(name=f"{i}:{name}", active_if=condition)
+    return Space(combined)
+
+
+def _estimator_params(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The estimator parameters of a point of :func:`_search_space`."""
+    if _SPACE_INDEX not in point:
+        return dict(point)
+    prefix = f"{point[_SPACE_INDEX]}:"
+    return {name[len(prefix):]: value for name, value in point.items()
+            if name.startswith(prefix)}

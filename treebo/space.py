@@ -25,10 +25,18 @@ Binary
 ``snap(X)`` maps any point of the unit cube to the encoding of the feasible
 point it decodes to: it equals ``encode(decode(X))`` exactly in discrete
 columns and up to floating-point rounding in real ones (which it only clips).
+
+Conditional dimensions
+----------------------
+A dimension made with ``active_if={parent: values}`` exists only where its
+parents take those values (see :class:`Space`). Every column of an inactive
+dimension is encoded as :data:`INACTIVE` (-1, outside the unit cube), and
+user-facing points leave inactive dimensions out.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import numbers
 import sys
@@ -38,7 +46,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension", "SpaceExhausted"]
+__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension", "SpaceExhausted",
+           "INACTIVE"]
+
+#: The encoded value of every column of an inactive dimension (see
+#: :class:`Space`, "Conditional dimensions"). Outside ``[0, 1]``, where every
+#: active encoding lies, so that a tree separates inactive from active points
+#: with one split on any of the dimension's columns (thresholds fall between
+#: -1 and the smallest active value), as SMAC imputes inactive hyperparameters.
+INACTIVE = -1.0
+
+# Markers that can equal no user value: a dimension absent from a point, and
+# (when counting points) a parent that is inactive or takes a value no
+# condition names.
+_ABSENT = object()
+_INACTIVE_STATE = object()
+_OTHER_VALUE = object()
 
 _PRIORS = ("uniform", "log-uniform")
 
@@ -120,19 +143,100 @@ def _to_float(value: Any) -> float:
         return math.nan
 
 
+def _allowed_values(allowed: Any) -> list:
+    """The values of one ``active_if`` entry: a collection, or one value as shorthand."""
+    allowed = _unwrap(allowed)
+    if isinstance(allowed, np.ndarray):
+        return [v.item() if isinstance(v, np.generic) else v for v in allowed.reshape(-1)]
+    # A tuple counts as several values, as users write ("rbf", "poly"); a tuple
+    # category is named inside a list: [("a", 1)].
+    if isinstance(allowed, (list, tuple, set, frozenset, range)):
+        return list(allowed)
+    return [allowed]
+
+
+def _check_active_if(active_if: Any, name: str | None) -> tuple[tuple[str, tuple], ...]:
+    """Validate the form of ``active_if`` (the parents are checked by :class:`Space`).
+
+    Returns
+    -------
+    tuple of (str, tuple) pairs
+        Parent name and its allowed values (duplicates dropped, order kept);
+        empty when there is no condition.
+    """
+    if active_if is None:
+        return ()
+    if not isinstance(active_if, Mapping):
+        raise ValueError(f"{_label(name)}: active_if must be a dict of parent dimension name -> "
+                         f"allowed value or list of values (or None), got {_shown(active_if)}")
+    entries = []
+    for parent, allowed in active_if.items():
+        if not isinstance(parent, str):
+            raise ValueError(f"{_label(name)}: active_if keys must be names of parent "
+                             f"dimensions (strings), got {parent!r}")
+        values = _allowed_values(allowed)
+        if not values:
+            raise ValueError(f"{_label(name)}: active_if[{parent!r}] is empty; give at least "
+                             f"one value of {parent!r} for which the dimension is active")
+        for value in values:
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(f"{_label(name)}: active_if[{parent!r}] value {_shown(value)} "
+                                 "is not hashable; a parent's values are numbers or "
+                                 "categories") from None
+        entries.append((parent, tuple(dict.fromkeys(values))))
+    return tuple(entries)
+
+
 class Dimension:
     """Base class of a search-space dimension.
 
     Subclasses define how user-facing values map to encoded columns in
     ``[0, 1]``. ``n_columns`` is the number of encoded columns.
+
+    Parameters
+    ----------
+    name : str, optional
+        Name of the dimension.
+    active_if : dict of str -> value or list of values, optional
+        The condition under which the dimension is active (see
+        :attr:`active_if`).
     """
 
     n_columns: int = 1
+    # Unconditional unless __init__ says otherwise (also for a subclass that
+    # does not call it, and for a dimension pickled before conditions existed).
+    _active_if: tuple[tuple[str, tuple], ...] = ()
 
-    def __init__(self, name: str | None = None):
+    def __init__(self, name: str | None = None, active_if: Mapping[str, Any] | None = None):
         if name is not None and not isinstance(name, str):
             raise ValueError(f"name must be a string or None, got {name!r}")
         self.name = name
+        # A tuple of (parent name, tuple of allowed values) pairs, empty for an
+        # unconditional dimension: immutable, so a dimension shared by two
+        # spaces cannot be changed through one of them, and picklable.
+        self._active_if = _check_active_if(active_if, name)
+
+    @property
+    def active_if(self) -> dict[str, list] | None:
+        """The condition under which the dimension is active, or None (always active).
+
+        A new dict of parent name -> list of allowed values at each access.
+        The dimension is active when every parent is active and takes one of
+        its listed values. Inside a :class:`Space` the values are the
+        parent's own (a category, or an int) in the parent's order.
+        """
+        if not self._active_if:
+            return None
+        return {parent: list(values) for parent, values in self._active_if}
+
+    def _active_if_repr(self) -> str:
+        return f", active_if={self.active_if!r}" if self._active_if else ""
+
+    def _active_key(self) -> tuple:
+        # Order-free, as the condition is: AND over parents, OR over values.
+        return tuple(sorted((parent, frozenset(values)) for parent, values in self._active_if))
 
     # -- to be provided by subclasses -------------------------------------
     def encode(self, values: Sequence[Any]) -> np.ndarray:
@@ -157,10 +261,35 @@ class Dimension:
         """Map encoded columns onto the encodings of feasible values."""
         return self.encode(self.decode(columns))
 
+    def replace(self, *, name: str | None = None,
+                active_if: Mapping[str, Any] | None | str = "unchanged") -> Dimension:
+        """A copy with another name and/or another condition.
+
+        Parameters
+        ----------
+        name : str, optional
+            The new name; the current one when omitted.
+        active_if : mapping or None, optional
+            The new condition (``None`` for none); the current one when omitted.
+
+        Returns
+        -------
+        Dimension
+        """
+        clone = self._with_name(self.name if name is None else name)
+        if not (isinstance(active_if, str) and active_if == "unchanged"):
+            clone._active_if = _check_active_if(active_if, clone.name)
+        return clone
+
     def _with_name(self, name: str) -> Dimension:
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone.name = name
+        return clone
+
+    def _with_active_if(self, active_if: tuple[tuple[str, tuple], ...]) -> Dimension:
+        clone = self._with_name(self.name)
+        clone._active_if = active_if
         return clone
 
     def __eq__(self, other: object) -> bool:
@@ -317,6 +446,11 @@ class Real(Dimension):
         Shorthand for ``prior="log-uniform"``.
     name : str, optional
         Name of the dimension, used in points given as dicts and in errors.
+    active_if : dict of str -> value or list of values, optional
+        Make the dimension conditional: it is active only when every named
+        parent dimension is active and takes one of the given values (see
+        :class:`Space`, "Conditional dimensions"). Needs a space built from
+        a dict.
 
     Notes
     -----
@@ -325,8 +459,8 @@ class Real(Dimension):
     """
 
     def __init__(self, low: float, high: float, prior: str | None = None, *, log: bool = False,
-                 name: str | None = None):
-        super().__init__(name)
+                 name: str | None = None, active_if: Mapping[str, Any] | None = None):
+        super().__init__(name, active_if)
         self.low, self.high = _check_bounds(low, high, name, integer=False)
         self.prior = _check_prior(prior, log, name)
         if self.prior == "log-uniform" and self.low <= 0:
@@ -341,10 +475,10 @@ class Real(Dimension):
     def __repr__(self) -> str:
         extra = ", prior='log-uniform'" if self.prior == "log-uniform" else ""
         named = f", name={self.name!r}" if self.name is not None else ""
-        return f"Real({self.low!r}, {self.high!r}{extra}{named})"
+        return f"Real({self.low!r}, {self.high!r}{extra}{named}{self._active_if_repr()})"
 
     def _key(self) -> tuple:
-        return (self.low, self.high, self.prior, self.name)
+        return (self.low, self.high, self.prior, self.name, self._active_key())
 
     @property
     def cardinality(self) -> float:
@@ -403,11 +537,16 @@ class Integer(Dimension):
         Shorthand for ``prior="log-uniform"``.
     name : str, optional
         Name of the dimension.
+    active_if : dict of str -> value or list of values, optional
+        Make the dimension conditional: it is active only when every named
+        parent dimension is active and takes one of the given values (see
+        :class:`Space`, "Conditional dimensions"). Needs a space built from
+        a dict.
     """
 
     def __init__(self, low: int, high: int, prior: str | None = None, *, log: bool = False,
-                 name: str | None = None):
-        super().__init__(name)
+                 name: str | None = None, active_if: Mapping[str, Any] | None = None):
+        super().__init__(name, active_if)
         self.low, self.high = _check_bounds(low, high, name, integer=True)
         self.prior = _check_prior(prior, log, name)
         if self.prior == "log-uniform" and self.low < 1:
@@ -424,10 +563,10 @@ class Integer(Dimension):
     def __repr__(self) -> str:
         extra = ", prior='log-uniform'" if self.prior == "log-uniform" else ""
         named = f", name={self.name!r}" if self.name is not None else ""
-        return f"Integer({self.low!r}, {self.high!r}{extra}{named})"
+        return f"Integer({self.low!r}, {self.high!r}{extra}{named}{self._active_if_repr()})"
 
     def _key(self) -> tuple:
-        return (self.low, self.high, self.prior, self.name)
+        return (self.low, self.high, self.prior, self.name, self._active_key())
 
     @property
     def cardinality(self) -> float:
@@ -477,10 +616,16 @@ class Categorical(Dimension):
         The distinct values, at least one.
     name : str, optional
         Name of the dimension.
+    active_if : dict of str -> value or list of values, optional
+        Make the dimension conditional: it is active only when every named
+        parent dimension is active and takes one of the given values (see
+        :class:`Space`, "Conditional dimensions"). Needs a space built from
+        a dict.
     """
 
-    def __init__(self, categories: Iterable[Hashable], *, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, categories: Iterable[Hashable], *, name: str | None = None,
+                 active_if: Mapping[str, Any] | None = None):
+        super().__init__(name, active_if)
         if isinstance(categories, (str, bytes)) or not isinstance(categories, Iterable):
             raise ValueError(f"{_label(name)}: categories must be a list of values, "
                              f"got {categories!r}")
@@ -503,10 +648,10 @@ class Categorical(Dimension):
 
     def __repr__(self) -> str:
         named = f", name={self.name!r}" if self.name is not None else ""
-        return f"Categorical({list(self.categories)!r}{named})"
+        return f"Categorical({list(self.categories)!r}{named}{self._active_if_repr()})"
 
     def _key(self) -> tuple:
-        return (self.categories, self.name)
+        return (self.categories, self.name, self._active_key())
 
     @property
     def cardinality(self) -> float:
@@ -545,16 +690,24 @@ class Binary(Dimension):
     ----------
     name : str, optional
         Name of the dimension.
+    active_if : dict of str -> value or list of values, optional
+        Make the dimension conditional: it is active only when every named
+        parent dimension is active and takes one of the given values (see
+        :class:`Space`, "Conditional dimensions"). Needs a space built from
+        a dict.
     """
 
-    def __init__(self, *, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, *, name: str | None = None, active_if: Mapping[str, Any] | None = None):
+        super().__init__(name, active_if)
 
     def __repr__(self) -> str:
-        return f"Binary(name={self.name!r})" if self.name is not None else "Binary()"
+        args = [f"name={self.name!r}"] if self.name is not None else []
+        if self._active_if:
+            args.append(f"active_if={self.active_if!r}")
+        return f"Binary({', '.join(args)})"
 
     def _key(self) -> tuple:
-        return (self.name,)
+        return (self.name, self._active_key())
 
     @property
     def cardinality(self) -> float:
@@ -602,8 +755,28 @@ class Space:
     n_columns : int
         Width of the encoded arrays.
     cardinality : float
-        Number of distinct feasible points (``math.inf`` if any dimension is
-        real).
+        Number of distinct feasible points (``math.inf`` if any dimension that
+        can be active is real).
+
+    Notes
+    -----
+    **Conditional dimensions.** A dimension made with ``active_if={parent:
+    values, ...}`` is *active* only when every parent is active and takes one
+    of its listed values (several parents mean AND; a parent may itself be
+    conditional, so conditions nest). Parents must be discrete (Categorical,
+    Integer or Binary) and may come before or after their children in the
+    dict; ``names``, ``dimensions`` and the encoded columns keep the order
+    given. Such a space must be built from a dict: its points are dicts
+    that leave the inactive dimensions out. :meth:`encode` accepts points
+    without their inactive dimensions and ignores any value given for one;
+    every column of an inactive dimension is encoded as :data:`INACTIVE`
+    (outside ``[0, 1]``, so one tree split separates inactive from active
+    points), which makes points that differ only in inactive values the
+    same encoded point. :meth:`snap` writes :data:`INACTIVE` wherever the
+    snapped parents make a dimension inactive, so everything snapped
+    (samples, candidates) respects the conditions. Bad conditions (unknown
+    or real parent, a value the parent cannot take, a cycle) raise a
+    ``ValueError`` naming the dimension and the parent.
     """
 
     def __init__(self, dimensions: Sequence[Any] | Mapping[str, Any]):
@@ -635,6 +808,17 @@ class Space:
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+        self._conditional = any(d._active_if for d in dims)
+        if self._conditional:
+            if not self._points_are_dicts:
+                name = next(d.name for d in dims if d._active_if)
+                raise ValueError(f"dimension {name!r} has active_if, which needs a space built "
+                                 "from a dict of name -> dimension (its points are dicts, so "
+                                 "an inactive dimension can be left out); got a list")
+            dims, self._conditions, self._order = _resolve_conditions(dims)
+        else:
+            self._conditions = [()] * len(dims)
+            self._order = list(range(len(dims)))
         self.dimensions: list[Dimension] = dims
         self.names: list[str] = names
         self.n_dims = len(dims)
@@ -669,7 +853,14 @@ class Space:
         return hash((tuple(self.dimensions), self._points_are_dicts))
 
     @property
+    def conditional(self) -> bool:
+        """True when some dimension has an ``active_if`` condition."""
+        return self._conditional
+
+    @property
     def cardinality(self) -> float:
+        if self._conditional:
+            return _conditional_cardinality(self)
         total = 1
         for dim in self.dimensions:
             total *= dim.cardinality
@@ -682,11 +873,150 @@ class Space:
 
     def columns_of(self, name_or_index: str | int) -> slice:
         """The encoded columns that belong to one dimension."""
+        return self._slices[self._index_of(name_or_index)]
+
+    def _index_of(self, name_or_index: str | int) -> int:
         if isinstance(name_or_index, str):
             if name_or_index not in self.names:
                 raise ValueError(f"unknown dimension {name_or_index!r}; known: {self.names}")
-            name_or_index = self.names.index(name_or_index)
-        return self._slices[name_or_index]
+            return self.names.index(name_or_index)
+        return name_or_index
+
+    # -- conditions -----------------------------------------------------------
+    def active_mask(self, X: np.ndarray) -> np.ndarray:
+        """Which dimensions are active in each encoded row.
+
+        Activity is read from the parents' columns, decoded as :meth:`decode`
+        decodes them, so ``active_mask(X)`` equals ``active_mask(snap(X))``.
+        Vectorized over rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_columns)
+            Encoded points (any points of the unit cube, snapped or not).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_points, n_dims)
+            ``True`` where the dimension (in the order of :attr:`names`) is
+            active; all ``True`` for a space without conditions.
+        """
+        X = self._check_array(X, "X")
+        return self._activity(X)
+
+    def is_active(self, point: Any, name: str) -> bool:
+        """Whether the dimension ``name`` is active at ``point``.
+
+        Parameters
+        ----------
+        point : list or dict
+            A feasible point (inactive dimensions may be left out).
+        name : str
+            A dimension of the space.
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not a dimension or ``point`` is not feasible.
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"name must be the name of a dimension, got {name!r}")
+        j = self._index_of(name)
+        _, active = self._encode_with_activity([point])
+        return bool(active[0, j])
+
+    def drop_inactive(self, point: Any) -> Any:
+        """The point without the values of its inactive dimensions.
+
+        Two points that differ only in inactive values give equal results;
+        this is the form :meth:`decode` gives points in.
+
+        Parameters
+        ----------
+        point : list or dict
+            A feasible point.
+
+        Returns
+        -------
+        dict or list
+            A new dict with the active dimensions in the space's order (a
+            new list, unchanged, for a space built from a list).
+
+        Raises
+        ------
+        ValueError
+            If ``point`` is not feasible.
+        """
+        _, active = self._encode_with_activity([point])
+        if not self._points_are_dicts:
+            return list(point)
+        return {n: point[n] for n, on in zip(self.names, active[0]) if on}
+
+    def fill_inactive(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Replace the columns of inactive dimensions with uniform draws from ``[0, 1)``.
+
+        For neighbours of encoded points (local steps, one-dimension jumps):
+        a neighbour whose parent changes value may activate a child, which
+        would otherwise keep :data:`INACTIVE` and snap to its lowest value
+        (the low bound, the first category). Filled rows decode and snap to
+        the same points as before, since the parents are unchanged.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_columns)
+            Encoded points.
+        rng : numpy.random.Generator
+            Draws ``n_points * n_columns`` uniforms whatever the activity, so
+            the stream does not depend on the data.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_columns)
+            A new array; equal to ``X`` for a space without conditions.
+        """
+        X = self._check_array(X, "X").copy()
+        draws = rng.random(X.shape)
+        active = self._activity(X)
+        for j, cols in enumerate(self._slices):
+            inactive = ~active[:, j]
+            X[inactive, cols] = draws[inactive, cols]
+        return X
+
+    def _activity(self, X: np.ndarray, write_inactive: bool = False) -> np.ndarray:
+        """Active mask of shape (n_points, n_dims) for encoded rows ``X``.
+
+        With ``write_inactive``, also sets every column of an inactive
+        dimension to :data:`INACTIVE` in ``X`` (in place). Dimensions are
+        visited parents first, so a child reads its parents' final activity.
+        """
+        active = np.ones((len(X), self.n_dims), dtype=bool)
+        if not self._conditional:
+            return active
+        for j in self._order:
+            if not self._conditions[j]:
+                continue
+            on = self._parents_allow(j, X, active)
+            active[:, j] = on
+            if write_inactive:
+                X[~on, self._slices[j]] = INACTIVE
+        return active
+
+    def _parents_allow(self, j: int, X: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """Rows of ``X`` whose parents make dimension ``j`` active, shape (n,).
+
+        ``active`` must already hold the activity of ``j``'s parents. A
+        parent's value is read from its columns whatever they hold: where the
+        parent is inactive, ``active`` masks it.
+        """
+        on = np.ones(len(X), dtype=bool)
+        for p, allowed in self._conditions[j]:
+            on &= active[:, p]
+            on &= np.isin(_codes(self.dimensions[p], X[:, self._slices[p]]), allowed)
+        return on
 
     # -- points <-> arrays ---------------------------------------------------
     def _point_values(self, point: Any) -> list:
@@ -697,6 +1027,10 @@ class Space:
             unknown = [k for k in point if k not in self.names]
             if unknown:
                 raise ValueError(f"unknown dimension(s) {unknown}; known: {self.names}")
+            if self._conditional:
+                # Which absent dimensions are allowed to be absent depends on the
+                # parents' values; _encode_with_activity checks that.
+                return [point.get(n, _ABSENT) for n in self.names]
             missing = [n for n in self.names if n not in point]
             if missing:
                 raise ValueError(f"point {point!r} is missing dimension(s) {missing}")
@@ -716,20 +1050,50 @@ class Space:
         Parameters
         ----------
         points : sequence of points
-            Each a list (or dict) of values, one per dimension.
+            Each a list (or dict) of values, one per dimension. In a
+            conditional space, a dict may leave out its inactive dimensions;
+            a value given for an inactive dimension is ignored.
 
         Returns
         -------
         X : ndarray of shape (n_points, n_columns)
-            Encoded points in ``[0, 1]``.
+            Encoded points in ``[0, 1]``; the columns of inactive dimensions
+            hold :data:`INACTIVE`.
         """
+        return self._encode_with_activity(points)[0]
+
+    def _encode_with_activity(self, points: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode`, and the active mask of shape (n_points, n_dims)."""
         if isinstance(points, Mapping) or (len(points) > 0 and self._is_single_point(points)):
             raise ValueError("encode expects a sequence of points; wrap a single point in a list")
         rows = [self._point_values(p) for p in points]
         X = np.empty((len(rows), self.n_columns))
-        for j, (dim, cols) in enumerate(zip(self.dimensions, self._slices)):
-            X[:, cols] = dim.encode([row[j] for row in rows]).reshape(len(rows), -1)
-        return X
+        active = np.ones((len(rows), self.n_dims), dtype=bool)
+        if not self._conditional:
+            for j, (dim, cols) in enumerate(zip(self.dimensions, self._slices)):
+                X[:, cols] = dim.encode([row[j] for row in rows]).reshape(len(rows), -1)
+            return X, active
+        # Parents first: a dimension's activity depends on its parents' encodings.
+        for j in self._order:
+            dim, cols = self.dimensions[j], self._slices[j]
+            if self._conditions[j]:
+                active[:, j] = self._parents_allow(j, X, active)
+            X[~active[:, j], cols] = INACTIVE
+            which = np.flatnonzero(active[:, j])
+            values = [rows[i][j] for i in which]
+            absent = [i for i, value in zip(which, values) if value is _ABSENT]
+            if absent:
+                raise ValueError(f"point {points[absent[0]]!r} is missing dimension(s) "
+                                 f"{[dim.name]}, which is active there"
+                                 f"{self._why_active(j, points[absent[0]])}")
+            if len(which):
+                X[which, cols] = dim.encode(values).reshape(len(which), -1)
+        return X, active
+
+    def _why_active(self, j: int, point: Mapping) -> str:
+        """`` (because kernel = 'poly')``, for error messages."""
+        reasons = [f"{self.names[p]} = {point[self.names[p]]!r}" for p, _ in self._conditions[j]]
+        return f" (because {' and '.join(reasons)})" if reasons else ""
 
     def _is_single_point(self, points: Sequence[Any]) -> bool:
         first = points[0]
@@ -749,9 +1113,15 @@ class Space:
         Returns
         -------
         points : list of lists (or dicts)
+            In a conditional space, dicts without the inactive dimensions
+            (whatever their columns hold).
         """
         X = self._check_array(X, "X")
         columns = [dim.decode(X[:, cols]) for dim, cols in zip(self.dimensions, self._slices)]
+        if self._conditional:
+            active = self._activity(X)
+            return [{n: values[i] for n, values, on in zip(self.names, columns, active[i]) if on}
+                    for i in range(len(X))]
         if self._points_are_dicts:
             return [dict(zip(self.names, values)) for values in zip(*columns)]
         return [list(values) for values in zip(*columns)]
@@ -768,16 +1138,23 @@ class Space:
         -------
         X_snapped : ndarray of shape (n_points, n_columns)
             ``encode(decode(X))`` (up to rounding in real columns, which are
-            only clipped to [0, 1]); vectorized per dimension.
+            only clipped to [0, 1]); vectorized per dimension. In a
+            conditional space, the columns of the dimensions that the
+            snapped parents make inactive hold :data:`INACTIVE`.
         """
         X = self._check_array(X, "X")
         out = np.empty_like(X)
         for dim, cols in zip(self.dimensions, self._slices):
             out[:, cols] = dim.snap(X[:, cols])
+        if self._conditional:
+            self._activity(out, write_inactive=True)
         return out
 
     def sample(self, n_points: int, random_state: Any = None) -> list:
         """Draw points uniformly under each dimension's prior.
+
+        In a conditional space each dimension is drawn under its prior and
+        then dropped where its drawn parents make it inactive.
 
         Parameters
         ----------
@@ -801,15 +1178,40 @@ class Space:
     def grid(self) -> np.ndarray:
         """Every feasible point of a discrete space, encoded.
 
+        In a conditional space, each distinct feasible point appears once: an
+        inactive dimension does not multiply the points.
+
         Returns
         -------
         X : ndarray of shape (cardinality, n_columns)
         """
         if not self.is_discrete:
             raise ValueError("grid() needs a space without Real dimensions")
+        if self._conditional:
+            return self._conditional_grid()
         parts = [dim.encode(dim.values()).reshape(-1, dim.n_columns) for dim in self.dimensions]
         index = np.indices([len(p) for p in parts]).reshape(len(parts), -1)
         return np.hstack([p[i] for p, i in zip(parts, index)])
+
+    def _conditional_grid(self) -> np.ndarray:
+        # Grow the grid one dimension at a time, parents first: a row where the
+        # dimension is active becomes one row per value, a row where it is
+        # inactive stays one row. The array never exceeds the final count.
+        X = np.zeros((1, self.n_columns))
+        active = np.ones((1, self.n_dims), dtype=bool)
+        for j in self._order:
+            dim, cols = self.dimensions[j], self._slices[j]
+            values = dim.encode(dim.values()).reshape(-1, dim.n_columns)
+            on = self._parents_allow(j, X, active) if self._conditions[j] else active[:, j]
+            counts = np.where(on, len(values), 1)
+            X = np.repeat(X, counts, axis=0)
+            active = np.repeat(active, counts, axis=0)
+            on = np.repeat(on, counts)
+            position = np.arange(len(X)) - np.repeat(np.cumsum(counts) - counts, counts)
+            X[on, cols] = values[position[on]]
+            X[~on, cols] = INACTIVE
+            active[:, j] = on
+        return X
 
     def _check_array(self, X: Any, argname: str) -> np.ndarray:
         X = np.asarray(X, dtype=float)
@@ -826,6 +1228,8 @@ class Space:
         Reals become floats (JSON keeps every bit of a float), integers and
         binaries ints, categorical values their index in the categories, so
         any hashable category (a class, a tuple, None) round-trips exactly.
+        An inactive dimension is ``None`` (JSON ``null``), whatever value the
+        point gives it.
 
         Parameters
         ----------
@@ -835,11 +1239,18 @@ class Space:
         Returns
         -------
         list
-            One number per dimension, in the space's order.
+            One number (or ``None``) per dimension, in the space's order.
         """
+        if self._conditional:
+            _, active = self._encode_with_activity([point])
+            flags = active[0]
+        else:
+            flags = [True] * self.n_dims
         out = []
-        for dim, value in zip(self.dimensions, self._point_values(point)):
-            if isinstance(dim, Categorical):
+        for dim, value, on in zip(self.dimensions, self._point_values(point), flags):
+            if not on:
+                out.append(None)
+            elif isinstance(dim, Categorical):
                 out.append(int(np.argmax(dim.encode([value])[0])))
             elif isinstance(dim, Real):
                 out.append(float(value))
@@ -853,12 +1264,18 @@ class Space:
         Parameters
         ----------
         values : sequence
-            One number per dimension, as :meth:`point_to_json` gives them.
+            One number per dimension, as :meth:`point_to_json` gives them;
+            ``None`` for an inactive dimension.
 
         Returns
         -------
         list or dict
+            The dimensions given as ``None`` are left out of the dict.
         """
+        if self._conditional:
+            # Test the stored value, not the decoded one: None is also a category.
+            return {dim.name: dim.categories[v] if isinstance(dim, Categorical) else v
+                    for dim, v in zip(self.dimensions, values) if v is not None}
         decoded = [dim.categories[v] if isinstance(dim, Categorical) else v
                    for dim, v in zip(self.dimensions, values)]
         if self._points_are_dicts:
@@ -866,7 +1283,13 @@ class Space:
         return decoded
 
     def to_dict(self) -> dict:
-        """A JSON-friendly description; equal spaces give equal descriptions."""
+        """A JSON-friendly description; equal spaces give equal descriptions.
+
+        A conditional dimension's entry has an ``"active_if"`` key: parent
+        name -> list of allowed values as :meth:`point_to_json` stores them
+        (a category's index, an int), in the parent's order. Dimensions
+        without a condition have no such key.
+        """
         dims = []
         for dim in self.dimensions:
             entry = {"type": type(dim).__name__, "name": dim.name}
@@ -874,8 +1297,245 @@ class Space:
                 entry.update(low=dim.low, high=dim.high, prior=dim.prior)
             elif isinstance(dim, Categorical):
                 entry["categories"] = [repr(c) for c in dim.categories]
+            if dim._active_if:
+                entry["active_if"] = {
+                    parent: [int(code) for code in self._conditions_of(dim.name, parent)]
+                    for parent, _ in dim._active_if}
             dims.append(entry)
         return {"dimensions": dims, "points_are_dicts": self._points_are_dicts}
+
+    def _conditions_of(self, name: str, parent: str) -> np.ndarray:
+        """The allowed codes of ``parent`` in the condition of dimension ``name``."""
+        p = self.names.index(parent)
+        return next(codes for q, codes in self._conditions[self.names.index(name)] if q == p)
+
+
+# -- conditions ----------------------------------------------------------------------------
+
+def _codes(dim: Dimension, columns: np.ndarray) -> np.ndarray:
+    """The value of a discrete dimension in each encoded row, as a float code, shape (n,).
+
+    The category's index for a Categorical, the integer for an Integer, 0 or
+    1 for a Binary: what conditions compare with their allowed values. Rows
+    are read as :meth:`Dimension.decode` reads them, so snapped and unsnapped
+    rows give the same codes.
+    """
+    if isinstance(dim, Categorical):
+        return np.argmax(columns, axis=1).astype(float)
+    if isinstance(dim, Integer):
+        return dim._nearest(columns)
+    return (np.asarray(columns, dtype=float).reshape(-1) >= 0.5) + 0.0
+
+
+def _what_it_takes(dim: Dimension) -> str:
+    if isinstance(dim, Categorical):
+        return f"one of {list(dim.categories)!r}"
+    if isinstance(dim, Integer):
+        return f"an integer in [{dim.low}, {dim.high}]"
+    return "0 or 1"
+
+
+def _resolve_conditions(dims: list[Dimension]) -> tuple[list, list, list]:
+    """Check every ``active_if`` against the space and put it in canonical form.
+
+    Parameters
+    ----------
+    dims : list of Dimension
+        The named dimensions of a space built from a dict.
+
+    Returns
+    -------
+    dims : list of Dimension
+        The same dimensions, with each condition's values converted to the
+        parent's own values (a category, an int), without duplicates, in the
+        parent's order, and the parents in the space's order, so that equal
+        conditions compare, print and describe equally.
+    conditions : list of tuple of (int, ndarray) pairs
+        Per dimension: (parent index, allowed codes as floats, see
+        :func:`_codes`); empty for an unconditional dimension.
+    order : list of int
+        The dimensions, each after its parents (ties in the space's order).
+    """
+    index = {d.name: j for j, d in enumerate(dims)}
+    conditions: list = []
+    resolved = []
+    for dim in dims:
+        pairs, canonical = [], []
+        for parent, values in dim._active_if:
+            where = f"dimension {dim.name!r}: active_if[{parent!r}]"
+            if parent == dim.name:
+                raise ValueError(f"{where} names the dimension itself; a dimension cannot be "
+                                 "a condition of its own (a cycle)")
+            if parent not in index:
+                raise ValueError(f"{where} names no dimension of the space; the parent must be "
+                                 f"one of {[d.name for d in dims if d is not dim]}")
+            p = index[parent]
+            parent_dim = dims[p]
+            if isinstance(parent_dim, Real):
+                raise ValueError(f"{where}: parent {parent!r} is a Real; conditions take "
+                                 "discrete parents (Categorical, Integer or Binary)")
+            codes = set()
+            for value in values:
+                try:
+                    encoded = parent_dim.encode([value])
+                except (ValueError, TypeError):
+                    hint = ""
+                    if isinstance(parent_dim, Categorical) and any(
+                            isinstance(c, tuple) for c in parent_dim.categories):
+                        hint = ("; a tuple gives several values, so name a tuple category "
+                                "inside a list: [(...)]")
+                    raise ValueError(f"{where}: {parent!r} cannot take the value "
+                                     f"{_shown(value)} (allowed: {_what_it_takes(parent_dim)})"
+                                     f"{hint}") from None
+                codes.add(float(_codes(parent_dim, encoded)[0]))
+            codes = sorted(codes)
+            pairs.append((p, np.array(codes)))
+            if isinstance(parent_dim, Categorical):
+                own = tuple(parent_dim.categories[int(c)] for c in codes)
+            else:
+                own = tuple(int(c) for c in codes)
+            canonical.append((p, (parent, own)))
+        pairs.sort(key=lambda pair: pair[0])
+        canonical.sort(key=lambda pair: pair[0])
+        conditions.append(tuple(pairs))
+        resolved.append(dim._with_active_if(tuple(entry for _, entry in canonical))
+                        if canonical else dim)
+    return resolved, conditions, _topological_order(conditions, [d.name for d in dims])
+
+
+def _topological_order(conditions: list, names: list[str]) -> list[int]:
+    """Dimensions ordered parents first, ties in the given order (Kahn's algorithm).
+
+    Raises
+    ------
+    ValueError
+        Naming the dimensions of a cycle of conditions.
+    """
+    n = len(names)
+    waiting = [len(pairs) for pairs in conditions]   # parents not yet placed
+    children: list[list[int]] = [[] for _ in range(n)]
+    for j, pairs in enumerate(conditions):
+        for p, _ in pairs:
+            children[p].append(j)
+    ready = [j for j in range(n) if waiting[j] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        j = heapq.heappop(ready)
+        order.append(j)
+        for child in children[j]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(ready, child)
+    if len(order) == n:
+        return order
+    # Every dimension left waits for another one left: walk up from the first
+    # until a dimension repeats, and name that cycle.
+    placed = set(order)
+    path = [min(j for j in range(n) if j not in placed)]
+    while True:
+        parent = next(p for p, _ in conditions[path[-1]] if p not in placed)
+        if parent in path:
+            cycle = path[path.index(parent):] + [parent]
+            break
+        path.append(parent)
+    chain = " -> ".join(repr(names[j]) for j in cycle)
+    raise ValueError(f"dimension {names[cycle[0]]!r}: active_if conditions form a cycle "
+                     f"({chain}, each active only if the next is); a parent cannot depend on "
+                     "its own child")
+
+
+def _conditional_cardinality(space: Space) -> float:
+    """Number of distinct feasible points of a conditional space.
+
+    Conditions connect dimensions into groups that are independent of each
+    other, so the count is a product over the groups. A group whose
+    dimensions have at most one parent each is a tree, counted by recursion
+    from its root. A group with a dimension of several parents is counted by
+    enumerating its parents' states: for each parent, each value some child
+    names, plus one state standing for all its other values, weighted by
+    their number (the children cannot tell those apart).
+    """
+    n = space.n_dims
+    allowed = [{p: set(codes.tolist()) for p, codes in pairs} for pairs in space._conditions]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for j in range(n):
+        for p in allowed[j]:
+            children[p].append(j)
+    cards = [d.cardinality for d in space.dimensions]
+    group = list(range(n))   # union-find over the condition edges
+
+    def root(j: int) -> int:
+        while group[j] != j:
+            group[j] = group[group[j]]
+            j = group[j]
+        return j
+
+    for j in range(n):
+        for p in allowed[j]:
+            group[root(j)] = root(p)
+    members: dict[int, list[int]] = {}
+    for j in space._order:
+        members.setdefault(root(j), []).append(j)
+
+    def named(p: int) -> list[float]:
+        """The codes of ``p`` that some child's condition names."""
+        return sorted(set().union(*(allowed[c][p] for c in children[p])))
+
+    def subtree(d: int) -> float:
+        # Points of d and its descendants, given that d is active.
+        if not children[d]:
+            return cards[d]
+        below = {c: subtree(c) for c in children[d]}
+        codes = named(d)
+        total = cards[d] - len(codes)   # values no child names: every child inactive
+        for code in codes:
+            count = 1
+            for c in children[d]:
+                if code in allowed[c][d]:
+                    count *= below[c]
+            total += count
+        return total
+
+    def enumerate_states(dims: list[int]) -> float:
+        parents = [j for j in dims if children[j]]
+        leaves = [j for j in dims if not children[j]]
+        state: dict[int, Any] = {}
+
+        def is_active(j: int) -> bool:
+            return all(state[p] is not _INACTIVE_STATE and state[p] in codes
+                       for p, codes in allowed[j].items())
+
+        def count(k: int) -> float:
+            if k == len(parents):
+                total = 1
+                for leaf in leaves:
+                    if is_active(leaf):
+                        total *= cards[leaf]
+                return total
+            p = parents[k]
+            if not is_active(p):
+                state[p] = _INACTIVE_STATE
+                return count(k + 1)
+            codes = named(p)
+            total = 0
+            for code in codes:
+                state[p] = code
+                total += count(k + 1)
+            if cards[p] > len(codes):
+                state[p] = _OTHER_VALUE
+                total += (cards[p] - len(codes)) * count(k + 1)
+            return total
+
+        return count(0)
+
+    total = 1
+    for dims in members.values():
+        if all(len(allowed[j]) <= 1 for j in dims):
+            total *= subtree(dims[0])   # dims[0] comes first in topological order: the root
+        else:
+            total *= enumerate_states(dims)
+    return total
 
 
 def _as_dimension(spec: Any, name: str) -> Dimension:

@@ -696,11 +696,17 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
     if not isinstance(point, list) or len(point) != len(space.dimensions):
         return f"point {point!r} (allowed: a list of {len(space.dimensions)} values)"
     for dim, value in zip(space.dimensions, point):
+        if value is None and dim.active_if is not None:
+            continue  # an inactive dimension of a conditional space; checked below
         problem = _stored_value_problem(dim, value)
         if problem is not None:
             return f"{dim.name!r} = {problem}"
     try:
         expected = space.encode([space.point_from_json(point)])[0]
+        # Nulls exactly where a dimension is inactive, and nowhere else.
+        if space.conditional and space.point_to_json(space.point_from_json(point)) != point:
+            return (f"point {point!r} (allowed: null exactly for the inactive dimensions, "
+                    f"as in {space.point_to_json(space.point_from_json(point))!r})")
     except ValueError as error:
         return f"point {point!r}: {error}"
     encoded = row["x_encoded"]

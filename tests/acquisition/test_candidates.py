@@ -84,3 +84,20 @@ def test_row_bookkeeping_is_exact():
     Y = np.array([[0.3, 0.7, 0.0], [0.7, 0.3, 0.0]])
     np.testing.assert_array_equal(unique_rows(Y, weights), [0, 1])
     np.testing.assert_array_equal(rows_in(Y[:1], Y[1:], weights), [False])
+
+
+def test_neighbours_that_activate_a_child_start_it_anywhere_in_its_range():
+    space = Space({"kernel": Categorical(["linear", "rbf", "poly"]),
+                   "gamma": Real(1e-4, 1.0, prior="log-uniform",
+                                 active_if={"kernel": ["rbf", "poly"]}),
+                   "degree": Integer(2, 5, active_if={"kernel": "poly"})})
+    center = space.encode([{"kernel": "linear"}])
+    rng = np.random.default_rng(0)
+    for make in (local_candidates, jump_candidates):
+        points = space.decode(make(space, center, 2000, rng))
+        poly = [p for p in points if p["kernel"] == "poly"]
+        # The only active dimension of the centre is the kernel: every neighbour changes it.
+        assert all(p["kernel"] != "linear" for p in points) and len(poly) > 500
+        # Before the fill, every activated child sat at its lowest value (degree 2, one gamma).
+        assert {p["degree"] for p in poly} == {2, 3, 4, 5}
+        assert len({p["gamma"] for p in poly}) > 400

@@ -114,11 +114,11 @@ def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     ndarray of shape (n_centers * n_per_center, n_columns)
         Snapped, not de-duplicated.
     """
-    X = _repeated(space, centers, n_per_center)
+    X = _neighbour_start(space, centers, n_per_center, rng)
     n = len(X)
     if n == 0:
         return X
-    redrawn = rng.integers(space.n_dims, size=n)
+    redrawn = _random_active_dims(space, X, rng)
     for j, dim in enumerate(space.dimensions):
         cols = space.columns_of(j)
         rows = np.flatnonzero(redrawn == j)
@@ -157,14 +157,13 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     ndarray of shape (n_centers * n_per_center, n_columns)
         Snapped, not de-duplicated.
     """
-    X = _repeated(space, centers, n_per_center)
+    X = _neighbour_start(space, centers, n_per_center, rng)
     n = len(X)
     if n == 0:
         return X
     n_dims = space.n_dims
     change = rng.random((n, n_dims)) < min(1.0, 3.0 / n_dims)
-    forced = rng.integers(n_dims, size=n)
-    change[np.arange(n), forced] = True
+    change[np.arange(n), _random_active_dims(space, X, rng)] = True
     log_lo, log_hi = np.log(step_range[0]), np.log(step_range[1])
     steps = np.exp(rng.uniform(log_lo, log_hi, size=n))
     for j, dim in enumerate(space.dimensions):
@@ -190,12 +189,31 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     return space.snap(X)
 
 
-def _repeated(space: Space, centers: np.ndarray, n_per_center: int) -> np.ndarray:
-    """Each centre ``n_per_center`` times, as a new float array (n_centers * n_per_center, C)."""
+def _neighbour_start(space: Space, centers: np.ndarray, n_per_center: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Each centre ``n_per_center`` times, as a new array (n_centers * n_per_center, C).
+
+    In a conditional space the inactive columns are filled with uniform
+    values, so a child that a changed parent activates starts at a random
+    value instead of its lowest one (they snap back where it stays inactive).
+    """
     centers = np.atleast_2d(np.asarray(centers, dtype=float))
     if centers.shape[0] * n_per_center == 0:
         return np.empty((0, space.n_columns))
-    return np.repeat(centers, n_per_center, axis=0)
+    X = np.repeat(centers, n_per_center, axis=0)
+    return space.fill_inactive(X, rng) if space.conditional else X
+
+
+def _random_active_dims(space: Space, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One dimension per row of ``X``, drawn uniformly among the row's active ones.
+
+    Changing an inactive dimension would be undone by snapping. An
+    unconditional space draws from ``rng`` exactly as it always did.
+    """
+    if not space.conditional:
+        return rng.integers(space.n_dims, size=len(X))
+    active = space.active_mask(X)
+    return np.argmax(np.where(active, rng.random(active.shape), -1.0), axis=1)
 
 
 def _switch_value(X: np.ndarray, rows: np.ndarray, cols: slice, dim: Binary | Categorical,

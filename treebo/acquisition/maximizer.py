@@ -320,17 +320,18 @@ class AcquisitionMaximizer:
         ndarray of shape (n_columns,)
             The best of the polished points and the best candidate.
         """
-        real_cols = np.concatenate([np.arange(space.columns_of(j).start,
-                                              space.columns_of(j).stop)
-                                    for j, d in enumerate(space.dimensions)
-                                    if isinstance(d, Real)])
+        real_dims = [j for j, d in enumerate(space.dimensions) if isinstance(d, Real)]
         starts = candidates[np.argsort(-scores, kind="stable")[:n_starts]]
+        # Only a start's active real columns move: an inactive column holds a
+        # fixed value outside [0, 1], and moving it would leave the feasible set.
+        active = space.active_mask(starts)[:, real_dims]
         step = 1e-6
 
         def score(points: np.ndarray) -> np.ndarray:
             return self.score(model, points, X, best, explore)
 
-        def objective(u: np.ndarray, base: np.ndarray) -> tuple[float, np.ndarray]:
+        def objective(u: np.ndarray, base: np.ndarray,
+                      real_cols: np.ndarray) -> tuple[float, np.ndarray]:
             # One batched prediction gives the value and a forward-difference gradient.
             points = np.repeat(base[None, :], len(u) + 1, axis=0)
             points[:, real_cols] = u
@@ -341,8 +342,12 @@ class AcquisitionMaximizer:
             return -s[0], -(s[1:] - s[0]) / direction
 
         best_x, best_score = starts[0], score(starts[:1])[0]
-        for base in starts:
-            result = _scipy_minimize(objective, base[real_cols], args=(base,), jac=True,
+        for base, on in zip(starts, active):
+            real_cols = np.array([space.columns_of(j).start for j, o in zip(real_dims, on) if o],
+                                 dtype=int)
+            if real_cols.size == 0:
+                continue
+            result = _scipy_minimize(objective, base[real_cols], args=(base, real_cols), jac=True,
                                      method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(real_cols),
                                      options={"maxiter": 50})
             x = base.copy()
