@@ -660,3 +660,17 @@ def test_told_points_of_a_conditional_space_drop_inactive_values():
     assert opt.trials[1].x == {"kernel": "linear", "C": 2.0}
     given = opt.add_pending({"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 2})
     assert given.x == {"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 2}
+
+
+def test_a_batch_in_a_conditional_space_is_distinct_active_only_points():
+    opt = Optimizer(SVC_SPACE, n_initial_points=3, n_candidates=500, random_state=1)
+    for x in opt.ask(n_points=3):
+        opt.tell(x, svc_like(x))
+    for _ in range(2):
+        batch = opt.ask(n_points=4)
+        values = [svc_like(x) for x in batch]  # checks that only active keys are shown
+        encoded = Space(SVC_SPACE).encode(batch)
+        assert len(np.unique(encoded, axis=0)) == 4
+        for x, value in zip(batch, values):
+            opt.tell(x, value)
+    assert len(np.unique(Space(SVC_SPACE).encode(opt.get_result().x_iters), axis=0)) == 11
