@@ -21,15 +21,17 @@ Peers (``pip install 'treebo[peers]'`` installs their libraries):
 ``optuna_gp``     Optuna ``GPSampler`` (needs torch), ask and tell
 ``hyperopt_tpe``  hyperopt ``fmin(algo=tpe.suggest)``
 
-Protocol: every run of seed ``r`` first evaluates the 5 points of treebo's
-initial design for that seed (``Optimizer(space, random_state=r).ask(5)``,
-the points ``minimize(..., n_initial_points=5, random_state=r)`` evaluates
-first), fed through each library's own way of taking given points (skopt
-``x0`` with ``n_initial_points=0``; SMAC's initial design with
-``additional_configs`` and ``n_configs=0``; Optuna ``enqueue_trial``;
-hyperopt ``points_to_evaluate``); the library's model takes over from the
-6th evaluation (Optuna's and hyperopt's ``n_startup_trials`` /
-``n_startup_jobs`` set to 5), for ``n_calls - 5`` proposals. Each library is
+Protocol: every run of seed ``r`` first evaluates the ``n0`` points of
+treebo's initial design for that seed (``Optimizer(space,
+n_initial_points=n0, random_state=r).ask(n0)``, the points
+``minimize(..., n_initial_points=n0, random_state=r)`` evaluates first;
+``n0`` is treebo's ``default_n_initial(problem)``: 5, 10 for the
+model-selection problems), fed through each library's own way of taking
+given points (skopt ``x0`` with ``n_initial_points=0``; SMAC's initial design
+with ``additional_configs`` and ``n_configs=0``; Optuna ``enqueue_trial``;
+hyperopt ``points_to_evaluate``); the library's model takes over from
+evaluation ``n0 + 1`` (Optuna's and hyperopt's ``n_startup_trials`` /
+``n_startup_jobs`` set to ``n0``), for ``n_calls - n0`` proposals. Each library is
 seeded with ``r``. Otherwise the libraries run at their defaults, except:
 acquisition EI for scikit-optimize's GP (its default is ``gp_hedge``); SMAC
 told that the objective is deterministic and retraining its forest after
@@ -37,15 +39,38 @@ every evaluation (``retrain_after=1``, as SMAC's black-box facade does;
 its hyperparameter facade's 8 would make 7 of every 8 proposals from a stale
 model); Optuna's GP told that the objective is deterministic
 (``deterministic_objective=True``). Budgets: :func:`treebo.bench.default_n_calls`
-(100) for continuous problems, 55 for the binary ones.
+(100 for continuous problems, 50 for the model-selection ones), 55 for the
+binary ones.
 
 Space mapping: ``Real`` -> the library's float (log scale for a log-uniform
 prior), ``Integer`` -> its integer, ``Binary`` -> a categorical over
 ``[0, 1]``, ``Categorical`` -> a categorical over the category indices.
+Conditional spaces (``active_if``) run with ``random``, ``optuna_tpe``,
+``optuna_gp`` and ``smac_rf``, each through its library's own mechanism, and
+every point given to the objective holds its active dimensions only (a
+library's point with an inactive or a missing active value is an error, never
+evaluated): ``random`` draws with ``Space.sample``, which respects the
+conditions; Optuna runs define-by-run: each trial suggests, parents first,
+only the parameters that the values already suggested make active, and the
+initial points are enqueued with their active parameters only (TPE at its
+defaults: the multivariate TPE over the parameters every trial has, its
+univariate TPE for each conditional parameter from the trials that have it;
+the GP models only the parameters every trial has and leaves the conditional
+ones to its independent sampler, a ``RandomSampler(seed)``, with
+``warn_independent_sampling=False``); SMAC gets ConfigSpace conditions, an
+``EqualsCondition`` (one allowed value) or ``InCondition`` (several) per
+parent and an ``AndConjunction`` of them for several parents, and its
+configurations, given and proposed, hold the active hyperparameters only.
+The skopt peers and ``hyperopt_tpe`` refuse a conditional space before
+evaluating anything (``UnsupportedSpace``, naming the peer; the command line
+skips that peer on that problem and exits 1): scikit-optimize has no
+conditional dimensions, and hyperopt's nested ``hp.choice`` cannot express a
+condition on an integer or on several parents without duplicating
+dimensions. Unconditional spaces take the same code as before.
 
 Times: ``acq_time`` of a proposal is the time from the end of the previous
 evaluation to the start of this one (the library's fit, acquisition and
-bookkeeping; 0 for the 5 given points), ``fit_time`` is 0 (the libraries do
+bookkeeping; 0 for the given points), ``fit_time`` is 0 (the libraries do
 not report the fit apart), ``eval_time`` the objective's time.
 
 Runs whose key is already in ``--out`` with at least ``n_calls`` evaluations
@@ -90,7 +115,15 @@ from treebo.bench import (
     versions,
 )
 from treebo.problems import Problem, problem_family
-from treebo.space import Binary, Categorical, Integer, Real, Space
+from treebo.space import Binary, Categorical, Dimension, Integer, Real, Space
+
+try:
+    # The initial design's size per problem, as treebo's own grid uses it (10 for the
+    # model-selection problems).
+    from treebo.bench import default_n_initial
+except ImportError:  # a treebo without it starts every problem from N_INITIAL points
+    def default_n_initial(problem: str) -> int:
+        return N_INITIAL
 
 #: Evaluations per run of the binary problems (the 5 initial points included).
 BINARY_N_CALLS = 55
@@ -99,12 +132,22 @@ INSTALL = "pip install 'treebo[peers]'"
 DEFAULT_OUT = "benchmarks/results/regret"
 
 
+class UnsupportedSpace(ValueError):
+    """A peer asked to run on a search space it cannot represent (a conditional one)."""
+
+
 # -- one run -----------------------------------------------------------------------------
-def initial_design(problem: Problem, seed: int) -> list:
-    """treebo's initial design of seed ``seed`` (the default preset's first 5 points)."""
+def initial_design(problem: Problem, seed: int, n_initial: int = N_INITIAL) -> list:
+    """treebo's initial design of seed ``seed``: the points ``minimize`` evaluates first.
+
+    The ``n_initial`` points of ``minimize(..., n_initial_points=n_initial,
+    random_state=seed)``, the default preset's (points without their
+    inactive dimensions in a conditional space).
+    """
     from treebo import Optimizer
 
-    return Optimizer(problem.space, random_state=int(seed)).ask(N_INITIAL)
+    return Optimizer(problem.space, n_initial_points=int(n_initial),
+                     random_state=int(seed)).ask(int(n_initial))
 
 
 def _dim_values(space: Space, point: Any) -> list:
@@ -135,6 +178,37 @@ def _from_library(dim: Any, value: Any) -> Any:
     raise TypeError(f"unsupported dimension {dim!r}")
 
 
+def library_conditions(space: Space) -> list[tuple[Dimension, list[tuple[str, list]]]]:
+    """Every dimension, parents first, with its conditions in the libraries' values.
+
+    A dimension comes after all of its parents (Kahn's algorithm, ties in the
+    space's order, as :class:`~treebo.space.Space` visits them), with a list
+    of ``(parent, allowed values)``, each value as :func:`_to_library` maps
+    the parent's (a category's index, an int), in the parent's order; empty
+    for an unconditional dimension. A dimension is active when every parent
+    is active and takes one of its allowed values.
+    """
+    dims = {dim.name: dim for dim in space.dimensions}
+    parents = {name: list(dim.active_if or {}) for name, dim in dims.items()}
+    order: list[str] = []
+    while len(order) < len(dims):
+        ready = next(name for name in space.names
+                     if name not in order and all(p in order for p in parents[name]))
+        order.append(ready)
+    return [(dims[name], [(parent, [_to_library(dims[parent], v) for v in allowed])
+                          for parent, allowed in (dims[name].active_if or {}).items()])
+            for name in order]
+
+
+def is_active(conditions: list[tuple[str, list]], values: dict) -> bool:
+    """Whether a dimension with ``conditions`` is active given its parents' ``values``.
+
+    ``values`` holds the library values of the active dimensions decided so
+    far (an inactive parent is absent, so its children are inactive too).
+    """
+    return all(parent in values and values[parent] in allowed for parent, allowed in conditions)
+
+
 class PeerRun:
     """The evaluations of one peer run: points, values and times, as the record needs them.
 
@@ -145,6 +219,7 @@ class PeerRun:
 
     def __init__(self, problem: Problem, x0: list, n_calls: int):
         self.problem, self.space, self.x0, self.n_calls = problem, problem.space, x0, n_calls
+        self.n_initial = len(x0)
         self.dicts = bool(x0) and isinstance(x0[0], dict)
         self.x: list = []
         self.values: list[float] = []
@@ -157,12 +232,37 @@ class PeerRun:
         point = [_from_library(d, v) for d, v in zip(self.space.dimensions, values)]
         return dict(zip(self.space.names, point)) if self.dicts else point
 
+    def active_point(self, values: dict) -> dict:
+        """A treebo point of a conditional space from a library's ``{name: value}``.
+
+        ``values`` must hold the active dimensions and only them; anything
+        else is a mapping error (RuntimeError), never passed on to the objective.
+        """
+        point = {d.name: _from_library(d, values[d.name])
+                 for d in self.space.dimensions if d.name in values}
+        unknown = set(values) - set(self.space.names)
+        try:
+            canonical = self.space.drop_inactive(point)
+        except ValueError as error:  # an active dimension is missing
+            raise RuntimeError(f"the library's point {values!r} is not feasible: {error}") \
+                from error
+        if unknown or canonical != point:
+            extra = sorted(unknown | (set(point) - set(canonical)))
+            raise RuntimeError(f"the library's point {values!r} has values for {extra}, which "
+                               "are inactive there")
+        return point
+
     def library_point(self, point: Any) -> list:
         """One library value per dimension of a treebo point."""
         return [_to_library(d, v)
                 for d, v in zip(self.space.dimensions, _dim_values(self.space, point))]
 
     def library_dict(self, point: Any) -> dict:
+        """``{name: library value}`` of a treebo point (its active dimensions only)."""
+        if self.space.conditional:
+            point = self.space.drop_inactive(point)
+            return {d.name: _to_library(d, point[d.name])
+                    for d in self.space.dimensions if d.name in point}
         return dict(zip(self.space.names, self.library_point(point)))
 
     def __call__(self, point: Any) -> float:
@@ -198,6 +298,14 @@ def _run_random(run: PeerRun, seed: int) -> dict:
 
 
 # scikit-optimize ------------------------------------------------------------------------
+def _no_conditions(space: Space, why: str) -> None:
+    """Refuse a conditional space: the library would be fed values of inactive dimensions."""
+    if space.conditional:
+        raise UnsupportedSpace(f"conditional search spaces are not supported: {why} (this "
+                               f"space's {[d.name for d in space.dimensions if d.active_if]} "
+                               "have active_if conditions)")
+
+
 def _skopt_dimensions(space: Space) -> list:
     from skopt import space as sk
 
@@ -217,6 +325,7 @@ def _skopt_dimensions(space: Space) -> list:
 
 
 def _run_skopt(run: PeerRun, seed: int, *, method: str, **kwargs: Any) -> dict:
+    _no_conditions(run.space, "scikit-optimize's dimensions have no conditions")
     import skopt
 
     minimize = getattr(skopt, method)
@@ -245,7 +354,29 @@ def _configspace(space: Space, seed: int) -> Any:
             cs.add(CSCategorical(dim.name, list(range(len(dim.categories)))))
         else:
             raise TypeError(f"unsupported dimension {dim!r}")
+    if space.conditional:
+        cs.add(_configspace_conditions(cs, space))
     return cs
+
+
+def _configspace_conditions(cs: Any, space: Space) -> list:
+    """One ConfigSpace condition per conditional dimension: its ``active_if``.
+
+    ``EqualsCondition`` for one allowed value of a parent, ``InCondition`` for
+    several, an ``AndConjunction`` of them for several parents; values are
+    the parents' hyperparameter values (category indices, ints). A parent's
+    own condition makes its children inactive with it, as in treebo.
+    """
+    from ConfigSpace import AndConjunction, EqualsCondition, InCondition
+
+    out = []
+    for dim, conditions in library_conditions(space):
+        parts = [EqualsCondition(cs[dim.name], cs[parent], allowed[0]) if len(allowed) == 1
+                 else InCondition(cs[dim.name], cs[parent], allowed)
+                 for parent, allowed in conditions]
+        if parts:
+            out.append(parts[0] if len(parts) == 1 else AndConjunction(*parts))
+    return out
 
 
 def _ask_and_tell_only(config: Any, seed: int = 0) -> float:
@@ -258,15 +389,24 @@ def _run_smac(run: PeerRun, seed: int) -> dict:
     with warnings.catch_warnings():
         # SMAC 2.4 calls ConfigSpace's deprecated Configuration.get_dictionary
         warnings.simplefilter("ignore", DeprecationWarning)
+        # and its local search logs np.mean of an empty list of timings when it
+        # stops at once (seen on conditional spaces); the mean is only logged
+        warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
+        warnings.filterwarnings("ignore", "invalid value encountered in scalar divide",
+                                RuntimeWarning)
         try:
             _smac_loop(run, seed, cs, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    return {"call": "smac.HyperparameterOptimizationFacade ask/tell",
-            "arguments": {"deterministic": True, "n_trials": run.n_calls, "seed": int(seed),
-                          "initial_design": "n_configs=0, additional_configs=x0",
-                          "config_selector": "retrain_after=1"},
-            "x0": "treebo initial design"}
+    settings = {"call": "smac.HyperparameterOptimizationFacade ask/tell",
+                "arguments": {"deterministic": True, "n_trials": run.n_calls, "seed": int(seed),
+                              "initial_design": "n_configs=0, additional_configs=x0",
+                              "config_selector": "retrain_after=1"},
+                "x0": "treebo initial design"}
+    if run.space.conditional:
+        settings["conditions"] = ("ConfigSpace EqualsCondition/InCondition, AndConjunction for "
+                                  "several parents; configurations hold the active values only")
+    return settings
 
 
 def _smac_loop(run: PeerRun, seed: int, cs: Any, workdir: Path) -> None:
@@ -285,7 +425,10 @@ def _smac_loop(run: PeerRun, seed: int, cs: Any, workdir: Path) -> None:
                overwrite=True, logging_level=40)
     while len(run.x) < run.n_calls:
         info = smac.ask()
-        value = run(run.point([info.config[name] for name in run.space.names]))
+        if run.space.conditional:  # a Configuration leaves its inactive hyperparameters out
+            value = run(run.active_point(dict(info.config)))
+        else:
+            value = run(run.point([info.config[name] for name in run.space.names]))
         smac.tell(info, TrialValue(cost=value))
 
 
@@ -318,10 +461,14 @@ def _run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if sampler == "TPESampler":
-        arguments = {"seed": int(seed), "n_startup_trials": N_INITIAL}
+        arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
     else:
-        arguments = {"seed": int(seed), "n_startup_trials": N_INITIAL,
+        arguments = {"seed": int(seed), "n_startup_trials": run.n_initial,
                      "deterministic_objective": True}
+        if run.space.conditional:
+            # Conditional parameters are outside its intersection search space and
+            # drawn by its independent sampler; not a warning per trial and parameter.
+            arguments["warn_independent_sampling"] = False
     with warnings.catch_warnings():
         # deterministic_objective is marked experimental
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -330,12 +477,40 @@ def _run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
     for point in run.x0:
         study.enqueue_trial(run.library_dict(point))
     distributions = _optuna_distributions(run.space)
+    if run.space.conditional:
+        conditions = library_conditions(run.space)
+        while len(run.x) < run.n_calls:
+            trial = study.ask()
+            value = run(run.active_point(_suggest_active(trial, conditions, distributions)))
+            study.tell(trial, value)
+        return {"call": f"optuna.samplers.{sampler} ask/tell, define-by-run",
+                "arguments": arguments, "x0": "treebo initial design (enqueue_trial)",
+                "conditions": "a parameter is suggested only when its parents (suggested "
+                              "first) make it active"}
     while len(run.x) < run.n_calls:
         trial = study.ask(distributions)
         value = run(run.point([trial.params[name] for name in run.space.names]))
         study.tell(trial, value)
     return {"call": f"optuna.samplers.{sampler} ask/tell", "arguments": arguments,
             "x0": "treebo initial design (enqueue_trial)"}
+
+
+def _suggest_active(trial: Any, conditions: list, distributions: dict) -> dict:
+    """Define-by-run: suggest, parents first, each parameter that the values so far make active."""
+    from optuna.distributions import FloatDistribution, IntDistribution
+
+    values: dict = {}
+    for dim, dim_conditions in conditions:
+        if not is_active(dim_conditions, values):
+            continue
+        d = distributions[dim.name]
+        if isinstance(d, FloatDistribution):
+            values[dim.name] = trial.suggest_float(dim.name, d.low, d.high, log=d.log)
+        elif isinstance(d, IntDistribution):
+            values[dim.name] = trial.suggest_int(dim.name, d.low, d.high, log=d.log)
+        else:
+            values[dim.name] = trial.suggest_categorical(dim.name, d.choices)
+    return values
 
 
 # hyperopt --------------------------------------------------------------------------------
@@ -365,9 +540,11 @@ def _hyperopt_space(space: Space) -> dict:
 
 
 def _run_hyperopt(run: PeerRun, seed: int) -> dict:
+    _no_conditions(run.space, "this mapping gives hyperopt flat hp.* expressions, not the "
+                   "nested hp.choice tree its conditional spaces need")
     from hyperopt import fmin, tpe
 
-    arguments = {"n_startup_jobs": N_INITIAL}
+    arguments = {"n_startup_jobs": run.n_initial}
     fmin(lambda params: run(run.point([params[n] for n in run.space.names])),
          _hyperopt_space(run.space), algo=functools.partial(tpe.suggest, **arguments),
          max_evals=run.n_calls - len(run.x0), rstate=np.random.default_rng(int(seed)),
@@ -382,11 +559,21 @@ def _run_hyperopt(run: PeerRun, seed: int) -> dict:
 # -- registry ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Peer:
-    """A peer optimizer: what it imports (module -> distribution) and how it runs."""
+    """A peer optimizer: what it imports (module -> distribution), how it runs, and
+    whether it runs on conditional spaces (``conditional``)."""
 
     name: str
     requires: dict
     run: Callable[[PeerRun, int], dict]
+    conditional: bool = False
+
+    def check_space(self, space: Space) -> None:
+        """Raise :class:`UnsupportedSpace` if this peer cannot run on ``space``."""
+        if space.conditional and not self.conditional:
+            supported = [name for name, peer in PEERS.items() if peer.conditional]
+            raise UnsupportedSpace(f"peer {self.name} does not support conditional search "
+                                   f"spaces (dimensions with active_if); peers that do: "
+                                   f"{supported}")
 
     def missing(self) -> list[str]:
         """Distributions of the modules this peer needs that cannot be imported."""
@@ -398,17 +585,18 @@ class Peer:
 
 
 PEERS: dict[str, Peer] = {peer.name: peer for peer in [
-    Peer("random", {}, _run_random),
+    Peer("random", {}, _run_random, conditional=True),
     Peer("optuna_tpe", {"optuna": "optuna"},
-         functools.partial(_run_optuna, sampler="TPESampler")),
+         functools.partial(_run_optuna, sampler="TPESampler"), conditional=True),
     Peer("hyperopt_tpe", {"hyperopt": "hyperopt"}, _run_hyperopt),
     Peer("skopt_et", {"skopt": "scikit-optimize"},
          functools.partial(_run_skopt, method="forest_minimize", base_estimator="ET")),
     Peer("skopt_rf", {"skopt": "scikit-optimize"},
          functools.partial(_run_skopt, method="forest_minimize", base_estimator="RF")),
-    Peer("smac_rf", {"smac": "smac", "ConfigSpace": "ConfigSpace"}, _run_smac),
+    Peer("smac_rf", {"smac": "smac", "ConfigSpace": "ConfigSpace"}, _run_smac,
+         conditional=True),
     Peer("optuna_gp", {"optuna": "optuna", "torch": "torch"},
-         functools.partial(_run_optuna, sampler="GPSampler")),
+         functools.partial(_run_optuna, sampler="GPSampler"), conditional=True),
     Peer("skopt_gp", {"skopt": "scikit-optimize"},
          functools.partial(_run_skopt, method="gp_minimize")),
 ]}
@@ -431,7 +619,7 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     seed : int
         Repeat index: the initial design and the library's seed.
     n_calls : int, optional
-        Evaluations, the 5 initial points included (default :func:`peer_n_calls`).
+        Evaluations, the initial points included (default :func:`peer_n_calls`).
 
     Returns
     -------
@@ -442,6 +630,9 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     ------
     ImportError
         If the peer's library is missing (the message names the extra).
+    UnsupportedSpace
+        If the problem's space is conditional and the peer does not support
+        that (before anything is evaluated).
     """
     if peer not in PEERS:
         raise ValueError(f"unknown peer {peer!r}; choose from {list(PEERS)}")
@@ -450,12 +641,14 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     if missing:
         raise ImportError(f"peer {peer} needs {', '.join(missing)}; install with: {INSTALL}")
     n_calls = peer_n_calls(problem) if n_calls is None else int(n_calls)
-    if n_calls <= N_INITIAL:
-        raise ValueError(f"n_calls must be larger than the {N_INITIAL} initial points, got "
+    n_initial = default_n_initial(problem)
+    if n_calls <= n_initial:
+        raise ValueError(f"n_calls must be larger than the {n_initial} initial points, got "
                          f"{n_calls!r}")
     spec = RunSpec(problem=problem, surrogate=peer, seed=int(seed), n_calls=n_calls)
     instance = build_problem(spec)
-    run = PeerRun(instance, initial_design(instance, spec.seed), n_calls)
+    entry.check_space(instance.space)
+    run = PeerRun(instance, initial_design(instance, spec.seed, n_initial), n_calls)
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     wall = time.perf_counter()
     settings = entry.run(run, spec.seed)
@@ -477,7 +670,7 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
         "overrides": {},
         "n_calls": n_calls,
         "n_evaluated": len(values),
-        "n_initial": N_INITIAL,
+        "n_initial": n_initial,
         "optimal_value": f_star,
         "x": run.x,
         "values": values,
@@ -487,13 +680,13 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
         "acq_time": run.acq_time,
         "eval_time": run.eval_time,
         "errors": [],
-        "settings": {"peer": peer, "n_initial_points": N_INITIAL, "random_state": spec.seed,
+        "settings": {"peer": peer, "n_initial_points": n_initial, "random_state": spec.seed,
                      **settings},
         "versions": {**versions(), **entry.versions()},
         "started": started,
         "wall_time": wall,
-        "message": f"{peer}: {n_calls} evaluations ({N_INITIAL} given, "
-                   f"{n_calls - N_INITIAL} proposed)",
+        "message": f"{peer}: {n_calls} evaluations ({n_initial} given, "
+                   f"{n_calls - n_initial} proposed)",
     })
 
 
@@ -545,8 +738,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", nargs="+", default=["0-9"], metavar="SEEDS",
                         help="seeds and ranges, e.g. 0-9 (default: 0-9)")
     parser.add_argument("--n-calls", type=int,
-                        help=f"evaluations per run, 5 initial included (default: 100, "
-                        f"{BINARY_N_CALLS} for the binary problems)")
+                        help=f"evaluations per run, the initial points included (default: "
+                        f"treebo's budget of the problem, {BINARY_N_CALLS} for the binary "
+                        "problems)")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"results directory (default: {DEFAULT_OUT})")
     return parser
@@ -602,6 +796,11 @@ def _run_all(peers: list[str], problems: list[str], seeds: list[int], n_calls_ar
                     continue
                 try:
                     record = run_peer(peer, problem, seed, n_calls)
+                except UnsupportedSpace as error:  # the same for every seed: say it once
+                    print(f"peers: skipping {peer} on {problem}: {error}", file=sys.stderr,
+                          flush=True)
+                    status = 1
+                    break
                 except Exception as error:  # noqa: BLE001 - one failed run must not stop the grid
                     print(f"peers: {problem}/{peer}/seed {seed} failed: "
                           f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
