@@ -109,7 +109,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
     from ._progress import ProgressBar
-    from .bench import N_INITIAL, RunSpec, append_record, run_one
+    from .bench import RunSpec, append_record, default_n_initial, run_one
     from .problems import available_problems, get_problem
     from .storage import StorageLockedError
 
@@ -117,8 +117,9 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         raise _UsageError(f"unknown problem {args.problem!r}; choose from "
                           f"{available_problems()}")
     _check_surrogates([args.surrogate])
-    if args.n_calls <= N_INITIAL:
-        raise _UsageError(f"--n-calls must be larger than the {N_INITIAL} initial points, got "
+    n_initial = default_n_initial(args.problem)
+    if args.n_calls <= n_initial:
+        raise _UsageError(f"--n-calls must be larger than the {n_initial} initial points, got "
                           f"{args.n_calls}")
     if args.storage and args.out:
         raise _UsageError("--storage and --out cannot be combined: a record is written only "

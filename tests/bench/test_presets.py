@@ -75,3 +75,42 @@ def test_binary_runs_use_one_instance_per_seed():
     assert record["optimal_value"] == Ising(466).optimal_value
     fixed = run_one(RunSpec("ising", "rf", 3, 6, problem_params={"instance": 7270}, overrides=FAST))
     assert fixed["instance_params"]["instance"] == 7270
+
+
+def test_model_selection_budget_is_50_calls_from_10_initial_points():
+    from treebo.bench.presets import default_n_initial
+
+    for name in ("model_selection_breast_cancer", "model_selection_wine",
+                 "model_selection_digits"):
+        for preset in ("default", "paper"):
+            assert default_n_calls(name, preset) == 50
+            assert default_n_initial(name, preset) == 10
+    # Every other problem keeps the budgets its committed records were run with.
+    for name in ("branin", "hartmann6", "ising", "automl_digits", "automl", "shekel"):
+        assert default_n_initial(name) == default_n_initial(name, "paper") == 5
+    assert default_n_calls("automl_wine") == 100 and default_n_calls("ising") == 100
+    with pytest.raises(ValueError, match="unknown problem"):
+        default_n_initial("nope")
+    with pytest.raises(ValueError, match="preset"):
+        default_n_initial("branin", "fast")
+
+    wine = get_problem("model_selection_wine")
+    default = minimize_settings(RunSpec("model_selection_wine", "rf", 2, 50), wine)
+    assert default["n_initial_points"] == 10 and "x0" not in default
+    paper = minimize_settings(RunSpec("model_selection_wine", "rf", 2, 50, preset="paper"), wine)
+    assert paper["n_initial_points"] == 10
+    assert paper["x0"] == paper_initial_design(wine.space, 2, 10)
+    branin = get_problem("branin")
+    assert minimize_settings(RunSpec("branin", "rf", 2, 20), branin)["n_initial_points"] == 5
+    assert len(minimize_settings(RunSpec("branin", "rf", 2, 20, preset="paper"),
+                                 branin)["x0"]) == 5
+    overridden = minimize_settings(RunSpec("model_selection_wine", "rf", 2, 50,
+                                           overrides={"n_initial_points": 7}), wine)
+    assert overridden["n_initial_points"] == 7
+
+
+def test_a_model_selection_run_starts_from_10_points():
+    record = run_one(RunSpec("model_selection_wine", "rf", 0, 12, overrides=FAST))
+    assert record["settings"]["n_initial_points"] == 10
+    assert record["n_evaluated"] == 12 and record["regret"] is None
+    assert record["fit_time"][:10] == [0.0] * 10 and record["fit_time"][10] > 0

@@ -63,3 +63,13 @@ def test_concurrentappend_records_never_interleave(tmp_path):
 def test_a_missing_results_path_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         load_results(tmp_path / "missing")
+
+
+def test_a_record_states_the_initial_points_the_run_used(tmp_path):
+    from treebo.bench import RunSpec, regret_curves, run_one, summary_table
+
+    record = run_one(RunSpec("branin", "rf", 0, n_calls=9, overrides={"n_initial_points": 7}))
+    assert record["n_initial"] == 7 and record["settings"]["n_initial_points"] == 7
+    curves = regret_curves([record])[0]
+    assert curves.n_initial == 7 and curves.curves.shape == (1, 3)
+    assert summary_table([record])["branin"]["n_calls"]["rf"] == 9

@@ -40,6 +40,7 @@ from .presets import (
     PRESETS,
     build_problem,
     default_n_calls,
+    default_n_initial,
     minimize_settings,
     paper_initial_design,
 )
@@ -60,4 +61,5 @@ __all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_resul
            "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
            "paired_wins", "format_paired",
            "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",
+           "default_n_initial",
            "BenchError", "SCHEMA_VERSION", "N_INITIAL", "build_problem", "versions"]

@@ -79,6 +79,8 @@ class Curves:
         ``max(1e-12, 1e-12 |f*|)`` so their log10 is finite.
     iteration_time : ndarray of shape (n_seeds, T)
         Fit plus acquisition seconds of BO iterations 1..T.
+    n_initial : int
+        Points of the initial design (column 0 is their best).
     """
 
     problem: str
@@ -88,6 +90,7 @@ class Curves:
     kind: str
     curves: np.ndarray
     iteration_time: np.ndarray
+    n_initial: int = N_INITIAL
 
     @property
     def log10(self) -> np.ndarray:
@@ -151,7 +154,7 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
             times.append([f + a for f, a in zip(r["fit_time"][n0:n], r["acq_time"][n0:n])])
         out.append(Curves(problem, surrogate, preset, [r["seed"] for r in group],
                           "regret" if known else "value", np.array(rows, dtype=float),
-                          np.array(times, dtype=float)))
+                          np.array(times, dtype=float), n0))
     return out
 
 
@@ -192,7 +195,7 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
         final = np.log10(final) if c.kind == "regret" else final
         row["median"][c.surrogate] = float(np.nanmedian(final))
         row["n_seeds"][c.surrogate] = len(c.seeds)
-        row["n_calls"][c.surrogate] = c.curves.shape[1] - 1 + N_INITIAL
+        row["n_calls"][c.surrogate] = c.curves.shape[1] - 1 + c.n_initial
     for row in table.values():
         lowest = min(row["median"].values())
         row["best"] = [s for s, m in row["median"].items() if m == lowest]

@@ -22,6 +22,14 @@ B = 100 trees. They differ in the details (``problems.md`` §1):
     default budgets of 500 iterations (100 for AutoML) after the 5 initial
     points.
 
+Problems with a budget of their own: the conditional model selection
+(``model_selection_*``, issue 18) runs 50 evaluations, 10 of them initial
+points, in both presets (:func:`default_n_calls`, :func:`default_n_initial`):
+its 23-dimensional space with six model families needs more than 5 points to
+show the surrogate every family once in a while, and 50 evaluations is the
+budget its benchmark was specified with. Every other problem keeps 5 initial
+points and the budgets above, which the committed records were run with.
+
 With both presets, the binary problems build a new instance for every seed:
 seed ``r`` uses case seed :func:`~treebo.problems.paper_case_seed` ``(r)``
 (7270, 5390, ... for r = 0, 1, ...), as the official code does, unless an
@@ -51,21 +59,29 @@ from typing import Any
 
 import numpy as np
 
-from ..problems import Problem, get_problem, paper_case_seed, problem_family
+from ..problems import Problem, get_problem, paper_case_seed, problem_family, problem_suites
 from ..space import Binary, Categorical, Integer, Real, Space
 from .spec import RunSpec
 
-__all__ = ["PRESETS", "N_INITIAL", "default_n_calls", "check_preset", "build_problem",
-           "paper_initial_design", "minimize_settings"]
+__all__ = ["PRESETS", "N_INITIAL", "default_n_calls", "default_n_initial", "check_preset",
+           "build_problem", "paper_initial_design", "minimize_settings"]
 
 #: Accepted values of ``preset``.
 PRESETS = ("default", "paper")
-#: Size of the initial design in both presets.
+#: Size of the initial design in both presets, for every problem without a
+#: budget of its own (see :func:`default_n_initial`).
 N_INITIAL = 5
 
 # BO iterations after the initial design when no n_calls is given.
 _PAPER_ITERATIONS = {"continuous": 500, "binary": 500, "mixed": 100}
 _DEFAULT_ITERATIONS = {"continuous": 95, "binary": 95, "mixed": 95}
+
+# (evaluations per run, initial points) of problems whose protocol sets its
+# own budget, the same in both presets; the families' tables above do not
+# apply to them. The conditional model selection (issue 18): 50 evaluations,
+# 10 of them initial points.
+_OWN_BUDGETS: dict[str, tuple[int, int]] = {
+    name: (50, 10) for name in problem_suites()["model_selection"]}
 
 # The minimize() arguments a run may change; the others (n_calls, random_state,
 # x0, ...) are what makes runs of one seed comparable across surrogates.
@@ -99,25 +115,64 @@ def check_preset(preset: str) -> str:
 
 
 def default_n_calls(problem: str, preset: str = "default") -> int:
-    """Evaluations per run (the 5 initial points included) when none is given.
+    """Evaluations per run (the initial points included) when none is given.
 
     ``paper``: 505 for continuous and binary problems, 105 for AutoML (the
     official code's ``NUM_ITER`` plus the initial design); ``default``: 100.
+    The conditional model selection (``model_selection_*``): 50 in both.
 
     Parameters
     ----------
     problem : str
-        A registered problem name (its family sets the budget).
+        A registered problem name (its family, or its own budget, sets the
+        number).
     preset : {"default", "paper"}, default "default"
 
     Returns
     -------
     int
-        Evaluations per run: the 5 initial points plus the preset's BO iterations.
+        Evaluations per run: the initial points plus the preset's BO iterations.
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset or problem.
     """
     check_preset(preset)
+    family = problem_family(problem)  # raises for an unknown name
+    if problem in _OWN_BUDGETS:
+        return _OWN_BUDGETS[problem][0]
     table = _PAPER_ITERATIONS if preset == "paper" else _DEFAULT_ITERATIONS
-    return N_INITIAL + table[problem_family(problem)]
+    return N_INITIAL + table[family]
+
+
+def default_n_initial(problem: str, preset: str = "default") -> int:
+    """Initial points per run: :data:`N_INITIAL` (5), or a problem's own number.
+
+    The conditional model selection (``model_selection_*``) starts from 10
+    points in both presets; every other problem from 5.
+    :func:`minimize_settings` passes this as ``n_initial_points`` (and, with
+    ``paper``, draws as many points of the official code's design).
+
+    Parameters
+    ----------
+    problem : str
+        A registered problem name.
+    preset : {"default", "paper"}, default "default"
+
+    Returns
+    -------
+    int
+        Initial points per run.
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset or problem.
+    """
+    check_preset(preset)
+    problem_family(problem)  # raises for an unknown name
+    return _OWN_BUDGETS[problem][1] if problem in _OWN_BUDGETS else N_INITIAL
 
 
 def build_problem(spec: RunSpec) -> Problem:
@@ -217,8 +272,9 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
     Returns
     -------
     dict
-        ``surrogate``, ``n_initial_points=5`` and ``n_candidates=50000``; with
-        ``paper`` also ``x0`` (:func:`paper_initial_design`),
+        ``surrogate``, ``n_initial_points`` (:func:`default_n_initial`: 5,
+        or 10 for ``model_selection_*``) and ``n_candidates=50000``; with
+        ``paper`` also ``x0`` (:func:`paper_initial_design`, as many points),
         ``y_transform="standardize"``, ``local_search=False`` and
         ``random_state=42 (seed + 1)``, with ``default`` ``random_state=seed``;
         then ``spec.overrides`` replace any of these.
@@ -229,10 +285,11 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
         For an unknown preset, or overrides outside the allowed keys.
     """
     check_preset(spec.preset)
-    settings: dict[str, Any] = {"surrogate": spec.surrogate, "n_initial_points": N_INITIAL,
+    n_initial = default_n_initial(spec.problem, spec.preset)
+    settings: dict[str, Any] = {"surrogate": spec.surrogate, "n_initial_points": n_initial,
                                 "n_candidates": 50_000}
     if spec.preset == "paper":
-        settings.update(x0=paper_initial_design(problem.space, spec.seed),
+        settings.update(x0=paper_initial_design(problem.space, spec.seed, n_initial),
                         y_transform="standardize", local_search=False,
                         random_state=42 * (spec.seed + 1))
     else:

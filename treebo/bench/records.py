@@ -86,7 +86,7 @@ def build_record(spec: RunSpec, problem: Problem, settings: dict, result: Optimi
         "overrides": dict(spec.overrides),
         "n_calls": int(spec.n_calls),
         "n_evaluated": len(values),
-        "n_initial": N_INITIAL,
+        "n_initial": int(settings.get("n_initial_points", N_INITIAL)),
         "optimal_value": problem.optimal_value,
         "x": result.x_iters,
         "values": values,

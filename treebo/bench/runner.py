@@ -25,7 +25,14 @@ import numpy as np
 from .._checks import check_int
 from ..parallel import process_pool, resolve_executor
 from ..problems import problem_family
-from .presets import N_INITIAL, build_problem, check_preset, default_n_calls, minimize_settings
+from .presets import (
+    N_INITIAL,
+    build_problem,
+    check_preset,
+    default_n_calls,
+    default_n_initial,
+    minimize_settings,
+)
 from .records import append_record, build_record, completed_runs, load_results
 from .spec import RunSpec
 
@@ -89,11 +96,12 @@ def run_one(spec: RunSpec, callback: Callable | None = None,
     from .. import minimize
 
     n_calls = int(spec.n_calls)
-    if n_calls <= N_INITIAL:
-        raise ValueError(f"n_calls must be larger than the {N_INITIAL} initial points, got "
-                         f"{spec.n_calls!r}")
     problem = build_problem(spec)
     settings = minimize_settings(spec, problem)
+    n_initial = settings.get("n_initial_points", N_INITIAL)
+    if n_calls <= n_initial:
+        raise ValueError(f"n_calls must be larger than the {n_initial} initial points, got "
+                         f"{spec.n_calls!r}")
     eval_times: list[float] = []
 
     def objective(x: Any) -> float:
@@ -204,9 +212,11 @@ def plan_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
     for seed in seeds:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seeds must be non-negative integers, got {seed!r}")
+    n_initial = max(default_n_initial(p, preset) for p in problems) if problems else N_INITIAL
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int)
-                                or n_calls <= N_INITIAL):
-        raise ValueError(f"n_calls must be an integer > {N_INITIAL}, got {n_calls!r}")
+                                or n_calls <= n_initial):
+        raise ValueError(f"n_calls must be an integer > {n_initial} (the initial points), got "
+                         f"{n_calls!r}")
     params = problem_params or {}
     return [RunSpec(problem=p, surrogate=s, seed=int(r),
                     n_calls=n_calls if n_calls is not None else default_n_calls(p, preset),

@@ -10,11 +10,15 @@
 Families (``problem_family``): ``"continuous"`` (the paper's six functions and
 six more multimodal ones with known optima, ``multimodal.py``), ``"binary"``
 (Ising sparsification and contamination control, one instance per case seed)
-and ``"mixed"`` (AutoML on scikit-learn's bundled data sets).
+and ``"mixed"`` (AutoML on scikit-learn's bundled data sets: the paper's flat
+problem, ``automl_*``, and the conditional model selection over six model
+families, ``model_selection_*``, ``model_selection.py``).
 
 :func:`problem_groups` gives the paper's problems by family;
-:func:`problem_suites` adds the named selection ``"continuous_all"`` (all twelve
-continuous functions), which ``treebo bench --problems`` accepts as one word.
+:func:`problem_suites` adds the named selections ``"continuous_all"`` (all
+twelve continuous functions) and ``"model_selection"`` (the conditional
+model selection on its three data sets), which ``treebo bench --problems``
+accepts as one word.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .binary import (
     paper_case_seed,
 )
 from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Rosenbrock
+from .model_selection import MODEL_SELECTION_DATASETS, MODEL_SELECTION_FAMILIES, ModelSelection
 from .multimodal import Hartmann3, Levy, Rastrigin, Schwefel, Shekel, StyblinskiTang
 
 __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
@@ -40,7 +45,8 @@ __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "pr
            "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
            "Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang",
            "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
-           "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS"]
+           "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS", "ModelSelection",
+           "MODEL_SELECTION_DATASETS", "MODEL_SELECTION_FAMILIES"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,11 @@ _REGISTRY: dict[str, _Entry] = {
                                 f"AutoML (Table 1) on scikit-learn's {name} data",
                                 in_paper=name != "iris")
        for name in ("breast_cancer", "digits", "wine", "iris")},
+    **{f"model_selection_{name}": _Entry(
+        lambda name=name, **kw: ModelSelection(name, **kw), "mixed",
+        f"model selection, 6 classifier families, 23 conditional dimensions; 5-fold CV "
+        f"error on {name}", in_paper=False)
+       for name in MODEL_SELECTION_DATASETS},
 }
 
 
@@ -116,20 +127,23 @@ def problem_suites() -> dict[str, list[str]]:
     """Named selections of problems: what ``treebo bench --problems`` accepts besides names.
 
     The three groups of :func:`problem_groups` (the paper's problems by
-    family), then ``"continuous_all"``: every registered continuous problem,
+    family); ``"continuous_all"``: every registered continuous problem,
     the paper's six functions and the six of :mod:`treebo.problems.multimodal`
-    (Hartmann 3-D, Shekel 10, Levy, Rastrigin, Schwefel, Styblinski-Tang).
+    (Hartmann 3-D, Shekel 10, Levy, Rastrigin, Schwefel, Styblinski-Tang);
+    ``"model_selection"``: the conditional model selection of
+    :mod:`treebo.problems.model_selection` on breast_cancer, wine and digits.
 
     Returns
     -------
     dict of str to list of str
         Selection -> problem names in registry order; the keys are
-        ``"continuous"``, ``"binary"``, ``"mixed"`` and ``"continuous_all"``,
-        in that order.
+        ``"continuous"``, ``"binary"``, ``"mixed"``, ``"continuous_all"`` and
+        ``"model_selection"``, in that order.
     """
     suites = problem_groups()
     suites["continuous_all"] = [name for name, entry in _REGISTRY.items()
                                 if entry.family == "continuous"]
+    suites["model_selection"] = [f"model_selection_{name}" for name in MODEL_SELECTION_DATASETS]
     return suites
 
 
@@ -224,7 +238,8 @@ def get_problem(name: str, **params: Any) -> Problem:
     **params
         Constructor parameters of parametrized problems: ``instance`` and
         ``lam`` for ``ising`` and ``contamination``; ``dataset``, ``cv``,
-        ``data_path`` ... for ``automl``.
+        ``data_path`` ... for ``automl``; ``cv``, ``split_random_state`` and
+        ``random_state`` for ``model_selection_*``.
 
     Returns
     -------
@@ -244,6 +259,9 @@ def get_problem(name: str, **params: Any) -> Problem:
                     if p not in ("self", "kw", "name")]
         if name.startswith("automl_"):
             accepted = [p for p in inspect.signature(AutoML).parameters if p != "dataset"]
+        elif name.startswith("model_selection_"):
+            accepted = [p for p in inspect.signature(ModelSelection).parameters
+                        if p != "dataset"]
         unknown = sorted(set(params) - set(accepted))
         if unknown:
             raise ValueError(f"problem {name!r} does not take parameter(s) {unknown}; "
