@@ -238,3 +238,23 @@ def test_minimize_out_never_writes_a_second_record_of_a_run(tmp_path, capsys):
     assert main([*argv[:5], "7", *argv[6:]]) == 0  # a longer run is a new record
     assert len(path.read_text().splitlines()) == 2
     assert main(argv) == 2  # and it covers the shorter one
+
+
+def test_minimize_runs_and_resumes_a_conditional_problem(tmp_path, capsys):
+    from treebo.storage import read_study
+
+    db = tmp_path / "models.db"
+    argv = ["minimize", "model_selection_wine", "--surrogate", "rf", "--n-calls", "12", *FAST,
+            "--storage", str(db), "--quiet"]
+    assert main(argv) == 0
+    assert main([*argv[:5], "14", *argv[6:]]) == 0
+    assert "14 evaluations, 2 of them in this call" in capsys.readouterr().out
+    rows = read_study(db)["trials"]
+    assert [row["status"] for row in rows] == ["complete"] * 14
+    # Every stored point has nulls exactly at its inactive hyperparameters.
+    from treebo.problems import get_problem
+
+    space = get_problem("model_selection_wine").space
+    for row in rows:
+        assert space.point_to_json(space.point_from_json(row["point"])) == row["point"]
+    assert len({row["point"][0] for row in rows}) > 1  # more than one model family was tried
