@@ -87,9 +87,10 @@ def regret_grid() -> dict[str, str]:
     """The grid of the current default: medians, seeds recorded, BwO seed by seed."""
     from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
-    records = load_results(REGRET_GRID)
+    selection = _model_selection_problems()
+    records = [r for r in load_results(REGRET_GRID) if r["problem"] not in selection]
     table = summary_table(records)
-    n_files = len(list(REGRET_GRID.glob("*.jsonl")))
+    n_files = len([p for p in REGRET_GRID.glob("*.jsonl") if p.stem not in selection])
     note = (f"{len(records)} run records in {n_files} files. " + _source(REGRET_GRID))
     return {
         "regret_grid_summary": format_summary(table) + "\n\n" + note,
@@ -97,6 +98,54 @@ def regret_grid() -> dict[str, str]:
         "regret_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
         "regret_grid_figures": _figures(REGRET_GRID, "regret_grid", sorted(table)),
     }
+
+
+def _model_selection_problems() -> set[str]:
+    from treebo.problems import problem_suites
+
+    return set(problem_suites()["model_selection"])
+
+
+def model_selection_grid() -> dict[str, str]:
+    """Issue 18: the conditional model-selection problems, treebo beside its peers."""
+    from treebo.bench import format_summary, load_results, summary_table
+
+    selection = _model_selection_problems()
+    records = [r for r in load_results(REGRET_GRID) if r["problem"] in selection]
+    if not records:
+        return {"model_selection_summary": "No run recorded yet."}
+    files = [REGRET_GRID / f"{p}.jsonl" for p in sorted(selection)
+             if (REGRET_GRID / f"{p}.jsonl").exists()]
+    return {"model_selection_summary": format_summary(summary_table(records)) + "\n\n"
+            + _source(*files)}
+
+
+OPTUNA_SAMPLER = RESULTS / "optuna_sampler"
+
+
+def optuna_sampler() -> dict[str, str]:
+    """Issue 18: the treebo Optuna sampler against Optuna's TPE and GP samplers."""
+    from treebo.bench import load_results
+
+    records = load_results(OPTUNA_SAMPLER) if OPTUNA_SAMPLER.exists() else []
+    if not records:
+        return {"optuna_sampler_summary": "No run recorded yet."}
+    finals: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        finals.setdefault((r["problem"], r["sampler"]), []).append(r["log10_regret"][-1])
+    samplers = [s for s in ("treebo", "tpe", "gp") if any(k[1] == s for k in finals)]
+    rows = []
+    for problem in sorted({k[0] for k in finals}):
+        cells = {s: statistics.median(finals[problem, s]) for s in samplers
+                 if (problem, s) in finals}
+        shown = _bold_lowest(cells, lambda v: f"{v:.2f}")
+        seeds = sorted({len(finals[problem, s]) for s in cells})
+        rows.append([problem, "/".join(map(str, seeds))]
+                    + [shown.get(s, DASH) for s in samplers])
+    trials = sorted({r["n_trials"] for r in records})
+    return {"optuna_sampler_summary": _table(["problem", "seeds", *samplers], rows)
+            + f"\n\nMedian final log10 regret after {'/'.join(map(str, trials))} trials. "
+            + _source(OPTUNA_SAMPLER, command="python benchmarks/optuna_sampler.py")}
 
 
 def earlier_grid() -> dict[str, str]:
@@ -385,8 +434,9 @@ def parallel() -> dict[str, str]:
     return {"parallel_speedup": speed_md, "parallel_lies": lies_md, "parallel_batch": batch_md}
 
 
-GENERATORS = (regret_grid, earlier_grid, mondrian_exact, iteration_time, memory, kl_tables,
-              calibration, knowledge_auc, sglb_temperature, ngboost_bart_settings, parallel)
+GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, earlier_grid, mondrian_exact,
+              iteration_time, memory, kl_tables, calibration, knowledge_auc, sglb_temperature,
+              ngboost_bart_settings, parallel)
 
 
 def generate(out: Path = OUT) -> list[Path]:
