@@ -96,9 +96,12 @@ def verdicts(table: dict[str, dict]) -> dict[str, dict]:
         med = row["median"]
         bwo = med.get("bwo")
         peers = [p for p in TREE_PEERS if p in med]
-        ready = _complete(row, "bwo", *TREE_PEERS)
         if bwo is not None and peers:
             best = min(peers, key=med.get)
+            # A finished peer already ahead of bwo decides the goal: an
+            # unfinished one can only add another peer ahead.
+            finished_ahead = _complete(row, "bwo", best) and med[best] < bwo
+            ready = finished_ahead or _complete(row, "bwo", *TREE_PEERS)
             judge("best tree peer", problem, ready, bwo <= med[best],
                   f"bwo {bwo:.2f}, {best} {med[best]:.2f}")
         for other, goal in (("random", "random"), ("optuna_tpe", "optuna_tpe")):

@@ -68,6 +68,11 @@ def _minimize_case(func, space, n_calls, **kwargs):
     return _record(res.space, res.x_iters, res.func_vals)
 
 
+def _default_pool_case(func, space, n_calls, **kwargs):
+    res = minimize(func, space, n_calls=n_calls, random_state=7, **kwargs)
+    return _record(res.space, res.x_iters, res.func_vals)
+
+
 def _batch_case():
     opt = Optimizer(CONTINUOUS, random_state=7, **SMALL)
     for _ in range(4):
@@ -94,6 +99,11 @@ CASES = {
     "mixed bwo": lambda tmp: _minimize_case(_mixed, MIXED, 14),
     "mixed bwo with storage, resumed": _storage_case,
     "batch of 3, cl_min": lambda tmp: _batch_case(),
+    # The default pool sizes: a pool this large is predicted in a locality
+    # order, and the binary grid's 0/1 rows take the matrix-product distances.
+    "continuous bwo, default pool": lambda tmp: _default_pool_case(_branin, CONTINUOUS, 9),
+    "binary ert, default pool": lambda tmp: _default_pool_case(_bits, BINARY, 9,
+                                                               surrogate="ert"),
 }
 
 

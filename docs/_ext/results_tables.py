@@ -219,7 +219,8 @@ def iteration_time() -> dict[str, str]:
         rows.append(row)
     header = ["N", "D", "reference s", *(f"`{n}` s (ratio)" for n in names)]
     grid_md = _table(header, rows, "rr" + "r" * (len(header) - 2)) + "\n\n" + _source(
-        RESULTS / "iteration_time.json", command="python benchmarks/iteration_time.py")
+        RESULTS / "iteration_time.json",
+        command="python benchmarks/iteration_time.py --surrogates rf ert bwo gp")
 
     every = _load("iteration_time_all_n200_d6.json")["rows"]
     reference = next(r["median"] for r in every if r["surrogate"] == "reference")
@@ -232,7 +233,24 @@ def iteration_time() -> dict[str, str]:
                                  command="python benchmarks/iteration_time.py --sizes 200 "
                                          "--dims 6 --out "
                                          "benchmarks/results/iteration_time_all_n200_d6.json")
-    return {"iteration_time_grid": grid_md, "iteration_time_all": every_md}
+    spaces = _load("iteration_time_spaces_n200.json")["rows"]
+    kinds = list(dict.fromkeys(r["space"] for r in spaces))
+    names = list(dict.fromkeys(r["surrogate"] for r in spaces if r["surrogate"] != "reference"))
+    rows = []
+    for kind in kinds:
+        cells = {r["surrogate"]: r for r in spaces if r["space"] == kind}
+        row = [kind, str(cells["reference"]["D"]), f"{cells['reference']['median']:.2f}"]
+        row += [f"{_num(cells[n]['median'])} ({_num(cells[n]['ratio'])})" for n in names]
+        rows.append(row)
+    spaces_md = _table(["space", "encoded columns", "reference s",
+                        *(f"`{n}` s (ratio)" for n in names)], rows, "lrr" + "r" * len(names))
+    spaces_md += "\n\n" + _source(RESULTS / "iteration_time_spaces_n200.json",
+                                  command="python benchmarks/iteration_time.py --sizes 200 "
+                                          "--dims 6 --spaces real binary mixed --surrogates bwo "
+                                          "ert rf --repeats 7 --out "
+                                          "benchmarks/results/iteration_time_spaces_n200.json")
+    return {"iteration_time_grid": grid_md, "iteration_time_all": every_md,
+            "iteration_time_spaces": spaces_md}
 
 
 def memory() -> dict[str, str]:

@@ -40,6 +40,27 @@ def test_distance_variance_is_zero_at_the_data_and_grows_to_one_with_distance():
     assert single[0] == 0 and 0 < single[1] < 1
 
 
+@pytest.mark.parametrize("n_columns", [1, 24, 70])
+def test_distance_variance_on_zero_one_rows_matches_the_brute_force_bit_for_bit(n_columns):
+    # 0/1 rows (binary and one-hot columns) take a matrix-product path; its
+    # squared distances are integers, so nothing may differ from the sum of
+    # squared differences.
+    rng = np.random.default_rng(n_columns)
+    X = (rng.random((30, n_columns)) < 0.4).astype(float)
+    candidates = (rng.random((3000, n_columns)) < 0.6).astype(float)
+    squared = ((candidates[:, None, :] - X[None]) ** 2).sum(-1).min(1)
+    length = 0.7
+    expected = -np.expm1(-0.5 * (np.sqrt(squared) / length) ** 2)
+    np.testing.assert_array_equal(distance_variance(candidates, X, length=length), expected)
+    # One real value among the rows sends them down the k-d tree, with the same result.
+    mixed = candidates.copy()
+    mixed[0, 0] = 0.5
+    squared[0] = ((mixed[0] - X) ** 2).sum(-1).min()
+    expected[0] = -np.expm1(-0.5 * (np.sqrt(squared[0]) / length) ** 2)
+    np.testing.assert_allclose(distance_variance(mixed, X, length=length), expected,
+                               rtol=1e-12, atol=0)
+
+
 def _gp_on_quadratic(seed):
     rng = np.random.default_rng(seed)
     X, z = _quadratic_data(6, seed)

@@ -112,6 +112,23 @@ def test_threads_do_not_change_predictions(name):
     np.testing.assert_allclose(one.variance, two.variance, rtol=1e-9, atol=1e-15)
 
 
+@pytest.mark.parametrize("name", FOREST_NAMES)
+def test_a_large_pool_predicts_bit_for_bit_as_its_small_slices(name):
+    # Pools of 2,048 rows or more are predicted in a locality order and put
+    # back; slices of 1,000 rows take the plain path. No bit may differ, and
+    # the rows must come back where they were.
+    rng = np.random.default_rng(1)
+    X, y = rng.random((60, 4)), rng.random(60)
+    C = np.vstack([rng.random((4000, 4)), X[:5]])
+    model = make_surrogate(name, random_state=2).fit(X, y)
+    whole = model.predict_dist(C)
+    parts = [model.predict_dist(C[a:a + 1000]) for a in range(0, len(C), 1000)]
+    for field in ("mean", "variance", "epistemic", "aleatoric"):
+        np.testing.assert_array_equal(getattr(whole, field),
+                                      np.concatenate([getattr(p, field) for p in parts]))
+    np.testing.assert_array_equal(whole.mean[-5:], model.predict(X[:5]))
+
+
 def test_no_tree_copies_the_training_data():
     # Bootstraps are sample weights: every tree is fitted on the same array.
     X, y = _noisy_sine_five()

@@ -48,6 +48,48 @@ def _fit_tree(tree, X32: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
     return tree, leaf_mean, leaf_variance
 
 
+#: Below this many rows, ordering them costs more than it saves.
+_MIN_ROWS_TO_ORDER = 2048
+
+
+def _locality_order(X: np.ndarray) -> np.ndarray:
+    """A permutation of the rows of ``X`` that visits nearby rows one after another.
+
+    Rows are sorted by their Morton (Z-order) key: the columns' min-max
+    scaled values, cut into ``2^bits`` levels, with the bits of all columns
+    interleaved (the first 64 columns when there are more). Nearby rows go
+    down the same branches of a tree, so in this order a tree walk's
+    branches are predictable and its memory reads local: the tree walks of a
+    candidate pool take about a third less time (``benchmarks/iteration_time.py``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_columns)
+
+    Returns
+    -------
+    ndarray of shape (n_rows,)
+        Row indices.
+    """
+    n_rows, n_columns = X.shape
+    columns = min(n_columns, 64)
+    bits = min(10, 64 // columns)
+    levels = 1 << bits
+    low = X[:, :columns].min(axis=0)
+    span = X[:, :columns].max(axis=0) - low
+    span[span == 0] = 1.0
+    level = np.minimum(((X[:, :columns] - low) / span * levels).astype(np.int64), levels - 1)
+    # spread[v]: the bits of level v, each moved to its slot in the interleaved key.
+    values = np.arange(levels, dtype=np.uint64)
+    spread = np.zeros(levels, dtype=np.uint64)
+    for b in range(bits):
+        spread |= ((values >> np.uint64(b)) & np.uint64(1)) << np.uint64(b * columns)
+    key = np.zeros(n_rows, dtype=np.uint64)
+    for j in range(columns):
+        key |= spread[level[:, j]] << np.uint64(columns - 1 - j)
+    return np.argsort(key, kind="stable")
+
+
 def _accumulate(trees: list, X32: np.ndarray) -> MixtureMoments:
     """Mixture moments of ``trees`` (tree, leaf means, leaf variances) at ``X32``."""
     moments = MixtureMoments(X32.shape[0])
@@ -102,7 +144,19 @@ class _TreeEnsemble(Surrogate):
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
         X32 = np.ascontiguousarray(X, dtype=np.float32)
-        return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees, self.n_jobs)
+        if len(X32) < _MIN_ROWS_TO_ORDER:
+            return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees,
+                                            self.n_jobs)
+        # Each row's moments are folded on their own, so predicting the rows
+        # in another order and putting them back changes no bit.
+        order = _locality_order(X32)
+        ordered = threaded_mixture_moments(partial(_accumulate, X32=X32[order]), self._trees,
+                                           self.n_jobs)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        return Prediction(mean=ordered.mean[inverse], variance=ordered.variance[inverse],
+                          epistemic=ordered.epistemic[inverse],
+                          aleatoric=ordered.aleatoric[inverse])
 
 
 _PARAMS_DOC = """
