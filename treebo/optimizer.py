@@ -88,12 +88,13 @@ class Optimizer:
         ``surrogate`` is a name.
     acquisition, acquisition_params, n_candidates, local_search, n_local_candidates, \
 n_jump_candidates, n_local_centers, local_center_spacing, distance_variance, explore_every, \
-explore_length, acq_optimizer
+explore_length, jump_every, jump_distance, acq_optimizer
         How candidates are generated and scored: the settings of
         :class:`~treebo.acquisition.AcquisitionMaximizer`, documented there.
         By default, expected improvement over 50,000 Sobol candidates and
-        7,000 neighbours of the best points, with an exploration variance
-        and every fourth proposal an exploration step for tree surrogates.
+        7,000 neighbours of the best points, with an exploration variance,
+        and for tree surrogates every fourth proposal an exploration step and
+        every fourth a jump step (refine, jump, refine, explore).
     failure_value : "worst" or float, default "worst"
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.
@@ -155,7 +156,8 @@ explore_length, acq_optimizer
                  n_jump_candidates: int = 2_000, n_local_centers: int = 5,
                  local_center_spacing: float = 0.1,
                  distance_variance: str | float = "auto", explore_every: str | int = "auto",
-                 explore_length: float = 0.1, acq_optimizer: str = "auto",
+                 explore_length: float = 0.1, jump_every: str | int = "auto",
+                 jump_distance: float = 0.25, acq_optimizer: str = "auto",
                  surrogate_params: dict | None = None, acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
                  random_state: Any = None, storage: str | os.PathLike | Storage | None = None,
@@ -168,7 +170,7 @@ explore_length, acq_optimizer
             n_jump_candidates=n_jump_candidates, n_local_centers=n_local_centers,
             local_center_spacing=local_center_spacing, distance_variance=distance_variance,
             explore_every=explore_every, explore_length=explore_length,
-            acq_optimizer=acq_optimizer)
+            jump_every=jump_every, jump_distance=jump_distance, acq_optimizer=acq_optimizer)
         self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
         self.initial_design = check_choice(initial_design, "initial_design", ("sobol", "random"))
         if not (failure_value == "worst" or (isinstance(failure_value, numbers.Real)
@@ -541,8 +543,8 @@ explore_length, acq_optimizer
         # Refitting on the told data plus the lies, with the batch's seed, is
         # the whole cost of a constant-liar step; the candidates are shared.
         X, values, complete = self.history.training_data(self.failure_value, strategy)
-        explore = self.maximizer.is_exploration_step(self.history.n_model(),
-                                                     self._surrogate.smooth)
+        kind = self.maximizer.step_kind(self.history.n_model(), self._surrogate.smooth)
+        explore = kind == "explore"
         z = transform_targets(values, "standardize" if explore else self._target_kind())
 
         start = time.perf_counter()
@@ -554,9 +556,15 @@ explore_length, acq_optimizer
 
         start = time.perf_counter()
         extra, batch.candidate_time = batch.candidate_time, 0.0
-        best = float(np.min(z[:len(complete)][complete]))
+        told = np.flatnonzero(complete)
+        incumbent = told[np.argmin(z[told])]
+        pool = batch.pool
+        if kind == "jump":
+            jumps = self.history.unseen(self.maximizer.jump_pool(
+                self.space, X[incumbent], self._streams.acquisition))
+            pool = jumps if len(jumps) else pool  # no jump left: an ordinary step
         chosen, origin = self.maximizer.maximize(
-            model, batch.pool, X, best, explore=explore, space=self.space,
+            model, pool, X, float(z[incumbent]), explore=explore, space=self.space,
             unseen=self.history.unseen, rng=self._streams.acquisition)
         if origin == "model":  # later points of the batch must differ from this one
             batch.pool = batch.pool[~rows_in(batch.pool, chosen[None, :],

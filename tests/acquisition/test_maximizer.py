@@ -3,8 +3,13 @@ import logging
 import numpy as np
 import pytest
 
-from treebo.acquisition import AcquisitionMaximizer, distance_variance, log_expected_improvement
-from treebo.space import Real, Space, SpaceExhausted
+from treebo.acquisition import (
+    AcquisitionMaximizer,
+    distance_variance,
+    log_expected_improvement,
+    step_kind,
+)
+from treebo.space import Categorical, Integer, Real, Space, SpaceExhausted
 from treebo.surrogates import make_surrogate
 
 SPACE_2D = Space([Real(-2.0, 2.0), Real(-2.0, 2.0)])
@@ -125,14 +130,37 @@ def test_a_flat_or_empty_pool_falls_back_to_a_random_unseen_point(caplog):
         AcquisitionMaximizer().random_point(Space([(0, 1), (0, 1)]), lambda A: A[:0], rng)
 
 
-def test_exploration_steps_follow_explore_every_and_are_off_for_smooth_models():
+def test_step_kinds_follow_explore_every_and_jump_every_and_are_off_for_smooth_models():
     maximizer = AcquisitionMaximizer()
-    steps = [n for n in range(12) if maximizer.is_exploration_step(n, smooth=False)]
-    assert steps == [3, 7, 11]
-    assert not any(maximizer.is_exploration_step(n, smooth=True) for n in range(12))
-    assert maximizer.exploration(smooth=False) == (1.0, 4)
-    assert AcquisitionMaximizer(distance_variance=0.5, explore_every=2).exploration(True) == (
-        0.5, 2)
+    kinds = [maximizer.step_kind(n, smooth=False) for n in range(8)]
+    assert kinds == ["refine", "jump", "refine", "explore"] * 2
+    assert {maximizer.step_kind(n, smooth=True) for n in range(12)} == {"refine"}
+    assert maximizer.exploration(smooth=False) == (1.0, 4, 4)
+    assert AcquisitionMaximizer(distance_variance=0.5, explore_every=2,
+                                jump_every=3).exploration(True) == (0.5, 2, 3)
+    # Jumps fall halfway between explorations and win where both fall on one step.
+    assert [step_kind(n, 4, 8) for n in range(8)] == ["refine"] * 3 + ["jump"] + [
+        "refine"] * 3 + ["explore"]
+    assert [step_kind(n, 4, 0) for n in range(4)] == ["refine"] * 3 + ["explore"]
+    assert step_kind(0, 1, 0) == "explore" and step_kind(0, 1, 2) == "jump"
+    assert {step_kind(n, 0, 1) for n in range(5)} == {"jump"}
+    assert {step_kind(n, 0, 0) for n in range(5)} == {"refine"}
+
+
+def test_a_jump_pool_moves_one_dimension_of_the_incumbent_at_least_jump_distance():
+    space = Space([Real(0, 1), Real(0, 1), Integer(0, 20), Categorical(["a", "b", "c"])])
+    incumbent = space.encode([[0.5, 0.9, 10, "b"]])[0]
+    maximizer = AcquisitionMaximizer(n_jump_candidates=400, jump_distance=0.3)
+    jumps = maximizer.jump_pool(space, incumbent, np.random.default_rng(0))
+    moved = np.abs(jumps - incumbent)
+    assert 100 < len(jumps) < 400  # the short moves are dropped
+    assert np.all(moved.max(axis=1) >= 0.3)
+    changed = [{j for j in range(space.n_dims) if moved[i, space.columns_of(j)].max() > 0}
+               for i in range(len(jumps))]
+    assert all(len(c) == 1 for c in changed)
+    assert {j for c in changed for j in c} == {0, 1, 2, 3}
+    assert AcquisitionMaximizer(n_jump_candidates=0).jump_pool(
+        space, incumbent, np.random.default_rng(0)).shape == (0, space.n_columns)
 
 
 @pytest.mark.parametrize("settings, message", [
@@ -142,6 +170,8 @@ def test_exploration_steps_follow_explore_every_and_are_off_for_smooth_models():
     (dict(distance_variance="yes"), "distance_variance must be 'auto' or a finite number"),
     (dict(explore_every=-1), "explore_every must be 'auto' or an integer >= 0"),
     (dict(explore_length=0), "explore_length must be a finite number > 0"),
+    (dict(jump_every=2.5), "jump_every must be 'auto' or an integer >= 0"),
+    (dict(jump_distance=-1), "jump_distance must be a finite number >= 0"),
     (dict(acq_optimizer="adam"), "acq_optimizer must be one of"),
 ])
 def test_bad_settings_are_named(settings, message):

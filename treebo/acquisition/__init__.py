@@ -29,7 +29,7 @@ from .functions import (
     lower_confidence_bound,
     probability_of_improvement,
 )
-from .maximizer import AcquisitionMaximizer, distance_variance
+from .maximizer import AcquisitionMaximizer, distance_variance, step_kind
 
 __all__ = [
     "expected_improvement",
@@ -47,5 +47,6 @@ __all__ = [
     "unique_rows",
     "rows_in",
     "distance_variance",
+    "step_kind",
     "AcquisitionMaximizer",
 ]

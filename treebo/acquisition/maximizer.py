@@ -28,7 +28,7 @@ from ..space import Real, Space, SpaceExhausted
 from .candidates import jump_candidates, local_candidates, local_centers, sobol_candidates
 from .functions import acquisition_score, check_acquisition
 
-__all__ = ["AcquisitionMaximizer", "distance_variance"]
+__all__ = ["AcquisitionMaximizer", "distance_variance", "step_kind"]
 
 logger = logging.getLogger("treebo")
 
@@ -98,6 +98,23 @@ class AcquisitionMaximizer:
         Length scale of the exploration steps' prior, in encoded units per
         square root of the number of encoded columns (a length scale that
         grows as ``sqrt(D)``, as GP length-scale priors do in many dimensions).
+    jump_every : "auto" or int, default "auto"
+        Every ``jump_every``-th model-based proposal is a jump step: the
+        candidates are ``n_jump_candidates`` copies of the incumbent (the best
+        evaluated point), each with one dimension redrawn over its whole
+        range, of which only those that moved at least ``jump_distance`` are
+        kept (:meth:`jump_pool`); they are scored as usual. This is the
+        perturbation of an iterated local search: it leaves a basin in one
+        coordinate, which a refinement step, drawn to the incumbent's
+        neighbourhood by the acquisition, does not (see docs/design.md,
+        "Exploration"). Jump steps fall halfway between exploration steps
+        (:func:`step_kind`; with both at 4 the cycle is refine, jump, refine,
+        explore). ``"auto"`` is 4 for every surrogate but smooth ones (0
+        there); 0 turns jump steps off.
+    jump_distance : float, default 0.25
+        Smallest move of a jump step's candidates in the redrawn dimension, in
+        encoded units (the largest coordinate difference; a binary flip or a
+        category switch moves 1).
     acq_optimizer : {"auto", "sampling", "lbfgs"}, default "auto"
         ``"sampling"`` takes the best candidate; ``"lbfgs"`` also polishes the
         best candidates' real-valued coordinates with L-BFGS-B (useful only
@@ -110,7 +127,8 @@ class AcquisitionMaximizer:
                  n_local_candidates: int = 5_000, n_jump_candidates: int = 2_000,
                  n_local_centers: int = 5, local_center_spacing: float = 0.1,
                  distance_variance: str | float = "auto", explore_every: str | int = "auto",
-                 explore_length: float = 0.1, acq_optimizer: str = "auto"):
+                 explore_length: float = 0.1, jump_every: str | int = "auto",
+                 jump_distance: float = 0.25, acq_optimizer: str = "auto"):
         self.acquisition = acquisition
         self.acquisition_params = check_acquisition(acquisition, acquisition_params)
         self.n_candidates = check_int(n_candidates, "n_candidates")
@@ -125,6 +143,10 @@ class AcquisitionMaximizer:
                                            lambda v, name: check_int(v, name, 0),
                                            "an integer >= 0")
         self.explore_length = check_real(explore_length, "explore_length", strict=True)
+        self.jump_every = check_auto_or(jump_every, "jump_every",
+                                        lambda v, name: check_int(v, name, 0),
+                                        "an integer >= 0")
+        self.jump_distance = check_real(jump_distance, "jump_distance")
         self.acq_optimizer = check_choice(acq_optimizer, "acq_optimizer", ACQ_OPTIMIZERS)
 
     def settings(self) -> dict:
@@ -138,25 +160,51 @@ class AcquisitionMaximizer:
                 "local_center_spacing": self.local_center_spacing,
                 "distance_variance": self.distance_variance,
                 "explore_every": self.explore_every, "explore_length": self.explore_length,
+                "jump_every": self.jump_every, "jump_distance": self.jump_distance,
                 "acq_optimizer": self.acq_optimizer}
 
-    def exploration(self, smooth: bool) -> tuple[float, int]:
-        """``distance_variance`` and ``explore_every`` with ``"auto"`` resolved.
+    def exploration(self, smooth: bool) -> tuple[float, int, int]:
+        """``distance_variance``, ``explore_every`` and ``jump_every`` with ``"auto"`` resolved.
 
-        Both are off for smooth surrogates (the GP), whose posterior already
-        grows uncertain and reverts to its prior away from the data.
+        All are off for smooth surrogates (the GP), whose posterior already
+        grows uncertain and reverts to its prior away from the data, and
+        whose acquisition is polished by L-BFGS-B rather than sampled.
         """
-        weight, every = self.distance_variance, self.explore_every
+        weight, every, jump = self.distance_variance, self.explore_every, self.jump_every
         if weight == "auto":
             weight = 0.0 if smooth else 1.0
         if every == "auto":
             every = 0 if smooth else 4
-        return float(weight), int(every)
+        if jump == "auto":
+            jump = 0 if smooth else 4
+        return float(weight), int(every), int(jump)
 
-    def is_exploration_step(self, n_model: int, smooth: bool) -> bool:
-        """Whether the proposal after ``n_model`` model-based ones explores (``explore_every``)."""
-        every = self.exploration(smooth)[1]
-        return every > 0 and n_model % every == every - 1
+    def step_kind(self, n_model: int, smooth: bool) -> str:
+        """What the proposal after ``n_model`` model-based ones is (:func:`step_kind`)."""
+        _, every, jump = self.exploration(smooth)
+        return step_kind(n_model, every, jump)
+
+    def jump_pool(self, space: Space, incumbent: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray:
+        """The candidates of a jump step: far one-dimension jumps from the incumbent.
+
+        Parameters
+        ----------
+        space : Space
+        incumbent : ndarray of shape (n_columns,)
+            The encoded best evaluated point.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of shape (n_jumps, n_columns)
+            At most ``n_jump_candidates`` rows (none when it is 0), each
+            differing from ``incumbent`` by at least ``jump_distance`` in some
+            column. Rows may repeat or be taken already.
+        """
+        jumps = jump_candidates(space, incumbent[None, :], self.n_jump_candidates, rng)
+        moved = np.abs(jumps - incumbent).max(axis=1) if len(jumps) else np.empty(0)
+        return jumps[moved >= self.jump_distance]
 
     def candidates(self, space: Space, X_complete: np.ndarray, z_complete: np.ndarray,
                    rng: np.random.Generator) -> np.ndarray:
@@ -432,3 +480,31 @@ def _nearest_distance(candidates: np.ndarray, X: np.ndarray, tree: Any) -> np.nd
         block = (chunk * chunk).sum(axis=1)[:, None] + x_norms[None, :] - 2.0 * (chunk @ X32.T)
         squared[start:start + rows] = block.min(axis=1)
     return np.sqrt(squared.astype(np.float64))
+
+
+def step_kind(n_model: int, explore_every: int, jump_every: int) -> str:
+    """The kind of the proposal that follows ``n_model`` model-based ones.
+
+    ``"explore"`` when ``n_model % explore_every == explore_every - 1`` (the
+    ``explore_every``-th, ``2 * explore_every``-th, ... proposal); ``"jump"``
+    when ``n_model % jump_every == (jump_every // 2 - 1) % jump_every``,
+    halfway between, which takes precedence if both fall on one proposal;
+    ``"refine"`` otherwise. 0 turns a kind off. With both at 4 the cycle is
+    refine, jump, refine, explore.
+
+    Parameters
+    ----------
+    n_model : int
+        Model-based proposals made so far.
+    explore_every, jump_every : int
+        Resolved ``explore_every`` and ``jump_every`` (no ``"auto"``).
+
+    Returns
+    -------
+    {"refine", "explore", "jump"}
+    """
+    if jump_every > 0 and n_model % jump_every == (jump_every // 2 - 1) % jump_every:
+        return "jump"
+    if explore_every > 0 and n_model % explore_every == explore_every - 1:
+        return "explore"
+    return "refine"

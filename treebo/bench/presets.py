@@ -89,7 +89,7 @@ _OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
                 "surrogate_params", "acquisition", "acquisition_params", "initial_design",
                 "n_initial_points", "n_local_candidates", "n_jump_candidates",
                 "n_local_centers", "local_center_spacing", "distance_variance",
-                "explore_every", "explore_length"}
+                "explore_every", "explore_length", "jump_every", "jump_distance"}
 
 
 def check_preset(preset: str) -> str:

@@ -38,6 +38,7 @@ except ImportError as _error:
                       "pip install 'treebo[optuna]'") from _error
 
 from .._checks import check_int
+from ..acquisition import step_kind
 from ..history import check_strategy
 from ..optimizer import Optimizer
 from ..space import Categorical, Dimension, Integer, Real, SpaceExhausted
@@ -301,9 +302,9 @@ class TreeBOSampler(BaseSampler):
     optimizer_kwargs : dict, optional
         Further arguments of :class:`~treebo.Optimizer`: ``local_search``,
         ``n_local_candidates``, ``distance_variance``, ``explore_every``,
-        ``explore_length``, ``acq_optimizer``, ``y_transform``, ... (not the
-        ones set above, nor ``random_state``, ``storage``,
-        ``n_initial_points``).
+        ``explore_length``, ``jump_every``, ``jump_distance``,
+        ``acq_optimizer``, ``y_transform``, ... (not the ones set above, nor
+        ``random_state``, ``storage``, ``n_initial_points``).
 
     Notes
     -----
@@ -359,21 +360,21 @@ class TreeBOSampler(BaseSampler):
             raise ValueError(f"optimizer_kwargs must not set {clash}: they are arguments of "
                              "TreeBOSampler or set by it")
         explore_every = kwargs.pop("explore_every", "auto")
+        jump_every = kwargs.pop("jump_every", "auto")
         self._settings = {"surrogate": surrogate, "acquisition": acquisition,
                           "n_candidates": n_candidates, "surrogate_params": surrogate_params,
                           "acquisition_params": acquisition_params,
                           "failure_value": failure_value, **kwargs}
         # Every setting is checked now, by the optimizer itself, rather than at
         # the first model-based trial.
-        Optimizer({"x": Real(0.0, 1.0)}, n_initial_points=0, explore_every=explore_every,
-                  **self._settings)
-        if explore_every == "auto":
-            # The optimizer's own rule: no exploration steps for smooth
-            # surrogates (the GP), whose posterior already reverts to its prior.
-            model = (make_surrogate(surrogate, **(surrogate_params or {}))
-                     if isinstance(surrogate, str) else surrogate)
-            explore_every = 0 if model.smooth else 4
-        self._explore_every = int(explore_every)
+        check = Optimizer({"x": Real(0.0, 1.0)}, n_initial_points=0,
+                          explore_every=explore_every, jump_every=jump_every, **self._settings)
+        # The optimizer's own rule for "auto": no exploration or jump steps for
+        # smooth surrogates (the GP), whose posterior already reverts to its prior.
+        model = (make_surrogate(surrogate, **(surrogate_params or {}))
+                 if isinstance(surrogate, str) else surrogate)
+        _, self._explore_every, self._jump_every = check.maximizer.exploration(model.smooth)
+        check.close()
         self._seed = seed if seed is not None else _fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
@@ -508,14 +509,16 @@ class TreeBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False)
         n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs
                          for t in trials)
-        explore = self._explore_every > 0 and (n_proposed % self._explore_every
-                                               == self._explore_every - 1)
+        kind = step_kind(n_proposed, self._explore_every, self._jump_every)
         optimizer = Optimizer(
             {name: codec.dimension for name, codec in codecs.items()}, n_initial_points=0,
             random_state=_stream_seed(self._seed, trial.number, _MODEL_STREAM),
             # The optimizer counts its own model-based proposals to space the
-            # exploration steps; this one has none, so the study's count decides.
-            explore_every=1 if explore else 0, **self._settings)
+            # exploration and jump steps; this one has none (its first proposal
+            # is an exploration step with explore_every=1, a jump step with
+            # jump_every=2), so the study's count decides.
+            explore_every=1 if kind == "explore" else 0,
+            jump_every=2 if kind == "jump" else 0, **self._settings)
         # Trial number -> (point, finished, has a finite value) of what the optimizer holds.
         known: dict[int, tuple[dict, bool, bool]] = {}
         self._sync(optimizer, trials, trial, codecs, known, sign)
