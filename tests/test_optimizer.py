@@ -219,19 +219,21 @@ def test_x0_and_y0():
 
 @pytest.mark.parametrize("acquisition", ["ei", "pi", "lcb"])
 def test_every_acquisition_improves_on_the_initial_design_with_a_surrogate_instance(acquisition):
-    # Measured best after 20 calls, seeds 0-5 (the initial design's best:
-    # 0.377, 0.499, 0.073, 0.079, 0.241, 0.270): EI 0.0082, 0.0013, 0.015,
-    # 0.0037, 0.0072, 0.096; LCB 0.062, 0.0041, 0.0051, 0.0048, 0.011, 0.0058;
-    # PI (xi = 0.01) 0.045, 0.0046, 0.045, 0.042, 0.022, 0.0099. Half of the
-    # 15 model-based proposals are exploration and jump steps, so on this
-    # bowl the best of seeds 0-2 is at most 0.21 of the design's (EI, LCB)
-    # and 0.61 (PI).
+    # Measured best after 20 calls over the initial design's best (0.377,
+    # 0.499, 0.073, 0.079, 0.241, 0.270), seeds 0-5: EI 0.005, 0.004, 0.007,
+    # 0.021, 0.011, 0.020 (best values 0.0019, 0.0020, 0.0005 at seeds 0-2);
+    # LCB 0.009, 0.001, 0.085, 0.040, 0.018, 0.018 (0.0034, 0.0005, 0.0062);
+    # PI (xi = 0.01) is greedier and improves less (0.083, 0.024, 0.59, 0.84,
+    # 0.10, 0.043), but on every seed.
     for seed in range(3):
         res = minimize(quadratic, SPACE_2D, n_calls=20, n_candidates=1000,
                        surrogate=make_surrogate("ert", n_estimators=20),
                        acquisition=acquisition, random_state=seed)
         initial_best = res.func_vals[:5].min()
-        assert res.fun < (0.9 if acquisition == "pi" else 0.3) * initial_best
+        if acquisition == "pi":
+            assert res.fun < 0.9 * initial_best
+        else:
+            assert res.fun < 0.02
 
 
 def test_gp_converges_on_a_smooth_function():
@@ -402,12 +404,14 @@ def test_the_search_leaves_the_first_basin_it_finds():
     # Issue 14: the default before it (no distance variance, no exploration
     # steps, local centres bunched on the incumbent, no jumps) refined the
     # shallow basin for all 21 proposals. Measured, seeds 0-9: the deep basin
-    # found 10 of 10 with the defaults, 7 of 10 without jump steps (exploration
-    # steps alone), 0 of 10 with the behaviour before issue 14.
+    # found 10 of 10 with the defaults, 7 of 10 with the default before jump
+    # steps (exploration every fourth proposal, no jumps), 0 of 10 with the
+    # behaviour before issue 14.
     before = dict(distance_variance=0, explore_every=0, local_center_spacing=0,
                   n_jump_candidates=0, jump_every=0)
     assert sum(_found_deep_basin(seed) for seed in range(10)) >= 9
-    assert sum(_found_deep_basin(seed, jump_every=0) for seed in range(10)) <= 7
+    assert sum(_found_deep_basin(seed, jump_every=0, explore_every=4)
+               for seed in range(10)) <= 7
     assert sum(_found_deep_basin(seed, **before) for seed in range(10)) <= 1
 
 

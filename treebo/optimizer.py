@@ -93,8 +93,9 @@ explore_length, jump_every, jump_distance, acq_optimizer
         :class:`~treebo.acquisition.AcquisitionMaximizer`, documented there.
         By default, expected improvement over 50,000 Sobol candidates and
         7,000 neighbours of the best points, with an exploration variance,
-        and for tree surrogates every fourth proposal an exploration step and
-        every fourth a jump step (refine, jump, refine, explore).
+        and for tree surrogates every fourth proposal a jump step and every
+        eighth an exploration step (refine, jump, refine, refine, refine,
+        jump, refine, explore).
     failure_value : "worst" or float, default "worst"
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.

@@ -132,10 +132,11 @@ def test_a_flat_or_empty_pool_falls_back_to_a_random_unseen_point(caplog):
 
 def test_step_kinds_follow_explore_every_and_jump_every_and_are_off_for_smooth_models():
     maximizer = AcquisitionMaximizer()
-    kinds = [maximizer.step_kind(n, smooth=False) for n in range(8)]
-    assert kinds == ["refine", "jump", "refine", "explore"] * 2
+    kinds = [maximizer.step_kind(n, smooth=False) for n in range(16)]
+    assert kinds == ["refine", "jump", "refine", "refine", "refine", "jump", "refine",
+                     "explore"] * 2
     assert {maximizer.step_kind(n, smooth=True) for n in range(12)} == {"refine"}
-    assert maximizer.exploration(smooth=False) == (1.0, 4, 4)
+    assert maximizer.exploration(smooth=False) == (1.0, 8, 4)
     assert AcquisitionMaximizer(distance_variance=0.5, explore_every=2,
                                 jump_every=3).exploration(True) == (0.5, 2, 3)
     # Jumps fall halfway between explorations and win where both fall on one step.

@@ -123,11 +123,8 @@ def test_multi_objective_studies_are_refused():
 # -- (a) it optimizes ---------------------------------------------------------------------
 def test_beats_random_search_on_a_quadratic():
     # Measured best values after 30 trials, seeds 0-4: TreeBOSampler (FAST, the default
-    # 10 startup trials) 0.56, 0.063, 0.0014, 1.61, 0.0058 (median 0.063); RandomSampler
-    # 0.66, 3.79, 0.23, 2.33, 1.04 (median 1.04). On this bowl, 10 of the 20 proposals
-    # are exploration and jump steps, and FAST's 30-tree forest refines slowly in the
-    # other 10: with the default settings treebo's best values are 0.17, 0.028, 0.0047,
-    # 0.029, 0.11 (0.013, 0.028, 0.0047, 0.069, 0.0058 without jump steps).
+    # 10 startup trials) 0.048, 0.014, 0.0041, 0.12, 0.13 (mean 0.064); RandomSampler
+    # 0.66, 3.79, 0.23, 2.33, 1.04 (mean 1.61): treebo's worst is below random's best.
     ours, random = [], []
     for seed in range(5):
         study = optuna.create_study(sampler=_sampler(seed, n_startup_trials=10))
@@ -136,8 +133,8 @@ def test_beats_random_search_on_a_quadratic():
         study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
         study.optimize(_quadratic, n_trials=30)
         random.append(study.best_value)
-    assert np.median(ours) < np.median(random) / 10
-    assert sum(value < min(random) for value in ours) >= 3
+    assert max(ours) < min(random)
+    assert np.mean(ours) < np.mean(random) / 20
 
 
 # -- (b) mixed spaces ---------------------------------------------------------------------
@@ -395,8 +392,8 @@ def _three_floats(trial):
 @pytest.mark.parametrize("surrogate, jumps", [("bwo", True), ("gp", False)])
 def test_a_study_keeps_the_optimizers_cycle_of_jump_steps(surrogate, jumps):
     # The sampler builds a new optimizer for every proposal, so the study's
-    # count of treebo proposals decides the cycle refine, jump, refine,
-    # explore: the 2nd, 6th, ... proposal moves one parameter of the best
+    # count of treebo proposals decides the optimizer's cycle of steps: the
+    # 2nd, 6th, ... proposal is a jump, which moves one parameter of the best
     # trial so far by at least jump_distance (0.25 of its range here).
     params = {"n_estimators": 30} if surrogate == "bwo" else None
     study = optuna.create_study(sampler=_sampler(surrogate=surrogate, surrogate_params=params))
@@ -410,9 +407,9 @@ def test_a_study_keeps_the_optimizers_cycle_of_jump_steps(surrogate, jumps):
         best = min(before, key=lambda u: u.value).params
         moved = np.array([abs(t.params[k] - best[k]) for k in "abc"])
         one_far_move.append(int((moved > 0).sum() == 1 and moved.max() >= 0.25))
-    # Measured (seed 0): bwo [0, 1, 1, 0, 0, 1, 0, 0, 0] (the 3rd is a
-    # refinement step beside the jump that had just improved the best), the
-    # GP, which only refines, all 0.
+    # Measured (seed 0): bwo [0, 1, 1, 0, 0, 1, 0, 1, 0] (the 3rd and 8th are
+    # refinement and exploration steps that happened to move one parameter
+    # far), the GP, which only refines, all 0.
     if jumps:
         assert one_far_move[1] == one_far_move[5] == 1
     else:

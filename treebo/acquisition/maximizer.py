@@ -91,7 +91,7 @@ class AcquisitionMaximizer:
         prior away from the data. Far regions then count as "average and
         unknown" instead of "like the nearest evaluated point", which is what
         lets the search leave a basin whose surroundings look worse. The
-        other proposals refine on the log-scaled targets. ``"auto"`` is 4 for
+        other proposals refine on the log-scaled targets. ``"auto"`` is 8 for
         every surrogate but smooth ones (0 there); 0 turns exploration steps
         off.
     explore_length : float, default 0.1
@@ -107,10 +107,10 @@ class AcquisitionMaximizer:
         perturbation of an iterated local search: it leaves a basin in one
         coordinate, which a refinement step, drawn to the incumbent's
         neighbourhood by the acquisition, does not (see docs/design.md,
-        "Exploration"). Jump steps fall halfway between exploration steps
-        (:func:`step_kind`; with both at 4 the cycle is refine, jump, refine,
-        explore). ``"auto"`` is 4 for every surrogate but smooth ones (0
-        there); 0 turns jump steps off.
+        "Exploration"). ``"auto"`` is 4 for every surrogate but smooth ones
+        (0 there); 0 turns jump steps off. With the defaults the cycle of
+        eight proposals is refine, jump, refine, refine, refine, jump,
+        refine, explore (:func:`step_kind`).
     jump_distance : float, default 0.25
         Smallest move of a jump step's candidates in the redrawn dimension, in
         encoded units (the largest coordinate difference; a binary flip or a
@@ -174,7 +174,7 @@ class AcquisitionMaximizer:
         if weight == "auto":
             weight = 0.0 if smooth else 1.0
         if every == "auto":
-            every = 0 if smooth else 4
+            every = 0 if smooth else 8
         if jump == "auto":
             jump = 0 if smooth else 4
         return float(weight), int(every), int(jump)
@@ -489,8 +489,9 @@ def step_kind(n_model: int, explore_every: int, jump_every: int) -> str:
     ``explore_every``-th, ``2 * explore_every``-th, ... proposal); ``"jump"``
     when ``n_model % jump_every == (jump_every // 2 - 1) % jump_every``,
     halfway between, which takes precedence if both fall on one proposal;
-    ``"refine"`` otherwise. 0 turns a kind off. With both at 4 the cycle is
-    refine, jump, refine, explore.
+    ``"refine"`` otherwise. 0 turns a kind off. With ``explore_every=8`` and
+    ``jump_every=4`` (the defaults for tree surrogates) the cycle is refine,
+    jump, refine, refine, refine, jump, refine, explore.
 
     Parameters
     ----------
