@@ -203,8 +203,7 @@ class AcquisitionMaximizer:
             column. Rows may repeat or be taken already.
         """
         jumps = jump_candidates(space, incumbent[None, :], self.n_jump_candidates, rng)
-        moved = np.abs(jumps - incumbent).max(axis=1) if len(jumps) else np.empty(0)
-        return jumps[moved >= self.jump_distance]
+        return jumps[np.abs(jumps - incumbent).max(axis=1) >= self.jump_distance]
 
     def candidates(self, space: Space, X_complete: np.ndarray, z_complete: np.ndarray,
                    rng: np.random.Generator) -> np.ndarray:
@@ -487,9 +486,10 @@ def step_kind(n_model: int, explore_every: int, jump_every: int) -> str:
 
     ``"explore"`` when ``n_model % explore_every == explore_every - 1`` (the
     ``explore_every``-th, ``2 * explore_every``-th, ... proposal); ``"jump"``
-    when ``n_model % jump_every == (jump_every // 2 - 1) % jump_every``,
-    halfway between, which takes precedence if both fall on one proposal;
-    ``"refine"`` otherwise. 0 turns a kind off. With ``explore_every=8`` and
+    when ``n_model % jump_every == (jump_every // 2 - 1) % jump_every`` (the
+    2nd, 6th, 10th, ... proposal for ``jump_every=4``; every proposal for 1),
+    which takes precedence if both fall on one proposal; ``"refine"``
+    otherwise. 0 turns a kind off. With ``explore_every=8`` and
     ``jump_every=4`` (the defaults for tree surrogates) the cycle is refine,
     jump, refine, refine, refine, jump, refine, explore.
 
