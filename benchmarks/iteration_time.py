@@ -87,7 +87,7 @@ def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, rep
     fits: list[float] = []
     acqs: list[float] = []
     while len(totals) < repeats:
-        timed = opt.maximizer.step_kind(opt.history.n_model(), smooth) != "jump"
+        timed = opt.pipeline.step_kind(opt.history.n_model(), smooth) != "jump"
         start = time.perf_counter()
         x = opt.ask()
         seconds = time.perf_counter() - start

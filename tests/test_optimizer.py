@@ -420,7 +420,7 @@ def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):
     for x in opt.ask(n_points=3):
         opt.tell(x, quadratic(x))
     # Every candidate already evaluated:
-    opt.maximizer.candidates = lambda space, X, z, rng: opt.history.encoded().copy()
+    opt.pipeline.pool.build = lambda space, X, z, rng: opt.history.encoded().copy()
     with caplog.at_level(logging.INFO, logger="treebo"):
         batch = opt.ask(n_points=2)
     assert [t.origin for t in opt.trials[-2:]] == ["random", "random"]

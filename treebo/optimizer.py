@@ -2,9 +2,10 @@
 
 One iteration (``Optimizer.ask``): encode every evaluated point, turn the
 values into targets (failed evaluations take the worst finite value;
-:mod:`treebo.targets`), fit the surrogate, and let the acquisition maximizer
-(:mod:`treebo.acquisition.maximizer`) pick the best candidate that has not
-been evaluated or proposed yet; it is decoded to a user-facing point.
+:mod:`treebo.targets`), and let the proposal pipeline (:mod:`treebo.proposal`)
+take the step its schedule names: fit a model, score candidates by the
+acquisition and pick the best that has not been evaluated or proposed yet;
+it is decoded to a user-facing point.
 
 Points asked but not told yet (*pending*) are shown to the surrogate with a
 made-up value, the constant liar (``strategy=``), so that a batch of points,
@@ -35,8 +36,9 @@ import numpy as np
 from sklearn.base import clone
 
 from ._checks import check_choice, check_int
-from .acquisition import AcquisitionMaximizer, rows_in, sobol_candidates
+from .acquisition import rows_in, sobol_candidates
 from .history import History, OptimizeResult, Trial, as_value, check_strategy
+from .proposal import ProposalPipeline, StepData
 from .random_streams import RandomStreams
 from .space import Space, SpaceExhausted
 from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
@@ -86,16 +88,24 @@ class Optimizer:
     surrogate_params : dict, optional
         Parameters passed to :func:`~treebo.surrogates.make_surrogate` when
         ``surrogate`` is a name.
-    acquisition, acquisition_params, n_candidates, local_search, n_local_candidates, \
-n_jump_candidates, n_local_centers, local_center_spacing, distance_variance, explore_every, \
-explore_length, jump_every, jump_distance, acq_optimizer
-        How candidates are generated and scored: the settings of
-        :class:`~treebo.acquisition.AcquisitionMaximizer`, documented there.
+    acquisition, acquisition_params, acq_optimizer
+        The acquisition and how it is maximized:
+        :class:`~treebo.acquisition.AcquisitionMaximizer`.
+    n_candidates, local_search, n_local_candidates, n_jump_candidates, n_local_centers, \
+local_center_spacing
+        The candidate pool of an ask: :class:`~treebo.proposal.CandidatePool`.
+    distance_variance, explore_length, jump_distance
+        Settings of the refinement, jump and exploration steps:
+        :class:`~treebo.proposal.RefineStep`, :class:`~treebo.proposal.JumpStep`
+        and :class:`~treebo.proposal.ExploreStep`.
+    explore_every, jump_every, local_steps
+        Which step each proposal takes: :class:`~treebo.proposal.CycleSchedule`.
         By default, expected improvement over 50,000 Sobol candidates and
-        7,000 neighbours of the best points, with an exploration variance,
-        and for tree surrogates every fourth proposal a jump step and every
-        eighth an exploration step (refine, jump, refine, refine, refine,
-        jump, refine, explore).
+        7,000 neighbours of the best points; for tree surrogates, every
+        fourth proposal is a jump step, every eighth an exploration step, and
+        the others local steps, a Gaussian process around the incumbent
+        (:class:`~treebo.proposal.LocalStep`): local, jump, local, local,
+        local, jump, local, explore. The GP surrogate refines on its own.
     failure_value : "worst" or float, default "worst"
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.
@@ -143,9 +153,9 @@ explore_length, jump_every, jump_distance, acq_optimizer
         Every proposed and told point, in order (``history.trials``).
     history : History
         The trials and the arrays read from them (:mod:`treebo.history`).
-    maximizer : AcquisitionMaximizer
-        Holds the acquisition and candidate settings above
-        (:mod:`treebo.acquisition.maximizer`).
+    pipeline : ProposalPipeline
+        Holds the acquisition, candidate and step settings above
+        (:mod:`treebo.proposal`).
     storage : Storage
         The given storage, or the :class:`~treebo.storage.InMemoryStorage`.
     """
@@ -158,20 +168,22 @@ explore_length, jump_every, jump_distance, acq_optimizer
                  local_center_spacing: float = 0.1,
                  distance_variance: str | float = "auto", explore_every: str | int = "auto",
                  explore_length: float = 0.1, jump_every: str | int = "auto",
-                 jump_distance: float = 0.25, acq_optimizer: str = "auto",
-                 surrogate_params: dict | None = None, acquisition_params: dict | None = None,
+                 jump_distance: float = 0.25, local_steps: str | bool = "auto",
+                 acq_optimizer: str = "auto", surrogate_params: dict | None = None,
+                 acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
                  random_state: Any = None, storage: str | os.PathLike | Storage | None = None,
                  resume_pending: str = "retry"):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self._surrogate, self.surrogate_name = _prototype(surrogate, surrogate_params)
-        self.maximizer = AcquisitionMaximizer(
-            acquisition, acquisition_params, n_candidates=n_candidates,
-            local_search=local_search, n_local_candidates=n_local_candidates,
-            n_jump_candidates=n_jump_candidates, n_local_centers=n_local_centers,
-            local_center_spacing=local_center_spacing, distance_variance=distance_variance,
-            explore_every=explore_every, explore_length=explore_length,
-            jump_every=jump_every, jump_distance=jump_distance, acq_optimizer=acq_optimizer)
+        self.pipeline = ProposalPipeline.from_settings(
+            acquisition, acquisition_params, acq_optimizer=acq_optimizer,
+            n_candidates=n_candidates, local_search=local_search,
+            n_local_candidates=n_local_candidates, n_jump_candidates=n_jump_candidates,
+            n_local_centers=n_local_centers, local_center_spacing=local_center_spacing,
+            distance_variance=distance_variance, explore_every=explore_every,
+            explore_length=explore_length, jump_every=jump_every, jump_distance=jump_distance,
+            local_steps=local_steps)
         self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
         self.initial_design = check_choice(initial_design, "initial_design", ("sobol", "random"))
         if not (failure_value == "worst" or (isinstance(failure_value, numbers.Real)
@@ -452,7 +464,7 @@ explore_length, jump_every, jump_distance, acq_optimizer
         return {"surrogate": self.surrogate_name,
                 "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
                 "n_initial_points": self.n_initial_points,
-                "initial_design": self.initial_design, **self.maximizer.settings(),
+                "initial_design": self.initial_design, **self.pipeline.get_params(),
                 "failure_value": self.failure_value, "y_transform": self.y_transform}
 
     def _open_study(self) -> list[Trial]:
@@ -519,8 +531,8 @@ explore_length, jump_every, jump_distance, acq_optimizer
         return out
 
     def _random_unseen(self) -> np.ndarray:
-        return self.maximizer.random_point(self.space, self.history.unseen,
-                                           self._streams.acquisition)
+        return self.pipeline.pool.random_point(self.space, self.history.unseen,
+                                               self._streams.acquisition)
 
     def _target_kind(self) -> str:
         if self.y_transform != "auto":
@@ -535,7 +547,7 @@ explore_length, jump_every, jump_distance, acq_optimizer
         start = time.perf_counter()
         X, values, complete = self.history.training_data(self.failure_value)
         z = transform_targets(values, self._target_kind())
-        pool = self.history.unseen(self.maximizer.candidates(
+        pool = self.history.unseen(self.pipeline.pool.build(
             self.space, X[complete], z[complete], self._streams.acquisition))
         return _Batch(seed=seed, pool=pool, candidate_time=time.perf_counter() - start)
 
@@ -544,33 +556,20 @@ explore_length, jump_every, jump_distance, acq_optimizer
         # Refitting on the told data plus the lies, with the batch's seed, is
         # the whole cost of a constant-liar step; the candidates are shared.
         X, values, complete = self.history.training_data(self.failure_value, strategy)
-        kind = self.maximizer.step_kind(self.history.n_model(), self._surrogate.smooth)
-        explore = kind == "explore"
-        z = transform_targets(values, "standardize" if explore else self._target_kind())
-
-        start = time.perf_counter()
-        model = clone(self._surrogate)
-        if batch.seed is not None:
-            model.set_params(random_state=batch.seed)
-        model.fit(X, z)
-        fit_time = time.perf_counter() - start
-
-        start = time.perf_counter()
+        kind = self.pipeline.step_kind(self.history.n_model(), self._surrogate.smooth)
+        acquisition = self._streams.acquisition
+        data = StepData(space=self.space, X=X, values=values, complete=complete,
+                        pool=batch.pool, surrogate=self._surrogate, seed=batch.seed,
+                        target_kind=self._target_kind(), unseen=self.history.unseen,
+                        rng=acquisition,
+                        fallback=lambda: self.pipeline.pool.random_point(
+                            self.space, self.history.unseen, acquisition))
+        proposal = self.pipeline.propose(data, kind)
         extra, batch.candidate_time = batch.candidate_time, 0.0
-        told = np.flatnonzero(complete)
-        incumbent = told[np.argmin(z[told])]
-        pool = batch.pool
-        if kind == "jump":
-            jumps = self.history.unseen(self.maximizer.jump_pool(
-                self.space, X[incumbent], self._streams.acquisition))
-            pool = jumps if len(jumps) else pool  # no jump left: an ordinary step
-        chosen, origin = self.maximizer.maximize(
-            model, pool, X, float(z[incumbent]), explore=explore, space=self.space,
-            unseen=self.history.unseen, rng=self._streams.acquisition)
-        if origin == "model":  # later points of the batch must differ from this one
-            batch.pool = batch.pool[~rows_in(batch.pool, chosen[None, :],
+        if proposal.origin == "model":  # later points of the batch must differ from this one
+            batch.pool = batch.pool[~rows_in(batch.pool, proposal.point[None, :],
                                              self.history.hash_weights)]
-        return chosen, origin, fit_time, time.perf_counter() - start + extra
+        return proposal.point, proposal.origin, proposal.fit_time, proposal.acq_time + extra
 
 
 def _prototype(surrogate: str | Surrogate, params: dict | None) -> tuple[Surrogate, str]:

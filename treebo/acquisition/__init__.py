@@ -5,10 +5,14 @@
   the surrogate's mean and standard deviation.
 * :mod:`treebo.acquisition.candidates`: scrambled Sobol points, local and
   jump neighbours of well-spaced centres, exact row bookkeeping.
+* :mod:`treebo.acquisition.distance`: the exploration variance, which grows
+  with the distance to the nearest evaluated point.
 * :mod:`treebo.acquisition.maximizer`: :class:`AcquisitionMaximizer`, which
-  scores a candidate pool with a fitted surrogate and returns the best
-  point (with the exploration variance, the flat-score fallback and L-BFGS
-  polishing).
+  turns a prediction into acquisition scores and returns the best candidate
+  (with the flat-score fallback and L-BFGS-B polishing).
+
+Which model, candidates and prediction a proposal uses is decided by its
+step kind (:mod:`treebo.proposal`).
 """
 
 from .candidates import (
@@ -19,6 +23,7 @@ from .candidates import (
     sobol_candidates,
     unique_rows,
 )
+from .distance import distance_variance
 from .functions import (
     ACQUISITIONS,
     MIN_STD,
@@ -29,7 +34,7 @@ from .functions import (
     lower_confidence_bound,
     probability_of_improvement,
 )
-from .maximizer import AcquisitionMaximizer, distance_variance, step_kind
+from .maximizer import AcquisitionMaximizer
 
 __all__ = [
     "expected_improvement",
@@ -47,6 +52,5 @@ __all__ = [
     "unique_rows",
     "rows_in",
     "distance_variance",
-    "step_kind",
     "AcquisitionMaximizer",
 ]

@@ -38,9 +38,9 @@ except ImportError as _error:
                       "pip install 'treebo[optuna]'") from _error
 
 from .._checks import check_int
-from ..acquisition import step_kind
 from ..history import check_strategy
 from ..optimizer import Optimizer
+from ..proposal import cycle_step_kind
 from ..space import Categorical, Dimension, Integer, Real, SpaceExhausted
 from ..surrogates import Surrogate, make_surrogate
 
@@ -373,7 +373,8 @@ class TreeBOSampler(BaseSampler):
         # smooth surrogates (the GP), whose posterior already reverts to its prior.
         model = (make_surrogate(surrogate, **(surrogate_params or {}))
                  if isinstance(surrogate, str) else surrogate)
-        _, self._explore_every, self._jump_every = check.maximizer.exploration(model.smooth)
+        self._explore_every, self._jump_every, self._local_steps = (
+            check.pipeline.schedule.resolved(model.smooth))
         check.close()
         self._seed = seed if seed is not None else _fresh_seed()
         self._independent_sampler = independent_sampler
@@ -509,7 +510,8 @@ class TreeBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False)
         n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs
                          for t in trials)
-        kind = step_kind(n_proposed, self._explore_every, self._jump_every)
+        kind = cycle_step_kind(n_proposed, self._explore_every, self._jump_every,
+                               self._local_steps)
         optimizer = Optimizer(
             {name: codec.dimension for name, codec in codecs.items()}, n_initial_points=0,
             random_state=_stream_seed(self._seed, trial.number, _MODEL_STREAM),

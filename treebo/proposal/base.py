@@ -1,0 +1,184 @@
+"""What every step kind shares: the data of one proposal and the step protocol.
+
+A step kind is one object that turns the evaluations so far into one
+proposal. A :class:`ModelStep` does it in four parts, each a method a kind
+may override: the targets it fits (:meth:`~ModelStep.target_kind`), the
+model it fits on them (:meth:`~ModelStep.fit`), the candidates it scores
+(:meth:`~ModelStep.candidates`) and how it changes the model's prediction
+before the acquisition scores it (:meth:`~ModelStep.adjust`, which returns a
+:class:`~treebo.surrogates.Prediction`). The
+:class:`~treebo.acquisition.AcquisitionMaximizer` then takes the argmax
+(with its random fallback and, for smooth models, L-BFGS-B polishing).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ..acquisition import AcquisitionMaximizer
+from ..space import Space
+from ..surrogates import Prediction, Surrogate
+from ..targets import transform_targets
+
+__all__ = ["StepData", "Proposal", "Step", "ModelStep"]
+
+#: ``unseen(X)`` keeps the rows of ``X`` that are distinct and neither evaluated nor pending.
+UnseenFilter = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class StepData:
+    """Everything one proposal is made from.
+
+    Attributes
+    ----------
+    space : Space
+    X : ndarray of shape (n_points, n_columns)
+        Encoded points: the told ones first, then the pending ones.
+    values : ndarray of shape (n_points,)
+        Their values in objective units (lower is better): failed evaluations
+        at the failure value, pending points at the constant lie.
+    complete : ndarray of bool, shape (n_told,)
+        Which told points have a complete evaluation.
+    pool : ndarray of shape (n_pool, n_columns)
+        The unseen candidates an ``ask`` shares between its proposals.
+    surrogate : Surrogate
+        The unfitted surrogate (cloned before each fit).
+    seed : int or None
+        The surrogate's seed for this ``ask``.
+    target_kind : {"log", "standardize"}
+        The surrogate's target transform (``y_transform`` resolved).
+    unseen : callable
+        ``unseen(X)`` keeps the rows of ``X`` that are distinct and neither
+        evaluated nor pending.
+    rng : numpy.random.Generator
+        The acquisition stream: candidates, ties, random fallbacks.
+    fallback : callable
+        ``fallback()`` -> a uniformly random unseen encoded point, for when
+        the acquisition cannot tell the candidates apart.
+    """
+
+    space: Space
+    X: np.ndarray
+    values: np.ndarray
+    complete: np.ndarray
+    pool: np.ndarray
+    surrogate: Surrogate
+    seed: int | None
+    target_kind: str
+    unseen: UnseenFilter
+    rng: np.random.Generator
+    fallback: Callable[[], np.ndarray]
+
+    def incumbent(self, z: np.ndarray) -> int:
+        """Row of the best complete point under targets ``z`` (the first of ties)."""
+        told = np.flatnonzero(self.complete)
+        return int(told[np.argmin(z[told])])
+
+
+@dataclass
+class Proposal:
+    """One proposed point and how it came about.
+
+    Attributes
+    ----------
+    point : ndarray of shape (n_columns,)
+        Encoded.
+    origin : {"model", "random"}
+        Chosen by the acquisition, or the maximizer's random fallback.
+    fit_time, acq_time : float
+        Seconds spent fitting the model and choosing the point.
+    """
+
+    point: np.ndarray
+    origin: str
+    fit_time: float = 0.0
+    acq_time: float = 0.0
+
+
+class Step:
+    """One kind of proposal. Subclasses set ``name`` and implement :meth:`propose`."""
+
+    name: str = ""
+
+    def propose(self, data: StepData, maximizer: AcquisitionMaximizer) -> Proposal | None:
+        """The point this step proposes, or None when it has nothing to propose here.
+
+        Parameters
+        ----------
+        data : StepData
+        maximizer : AcquisitionMaximizer
+
+        Returns
+        -------
+        Proposal or None
+            None defers to a refinement step.
+        """
+        raise NotImplementedError
+
+    def get_params(self) -> dict[str, Any]:
+        """The step's settings, as given to its constructor."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+
+class ModelStep(Step):
+    """A step that fits a model, scores candidates by the acquisition and takes the best."""
+
+    def target_kind(self, data: StepData) -> str:
+        """The target transform of this step's model (default: the surrogate's)."""
+        return data.target_kind
+
+    def fit(self, data: StepData, z: np.ndarray) -> Any:
+        """The model this step scores with (default: the surrogate, seeded, on all points)."""
+        model = clone(data.surrogate)
+        if data.seed is not None:
+            model.set_params(random_state=data.seed)
+        return model.fit(data.X, z)
+
+    def candidates(self, data: StepData, incumbent: int) -> np.ndarray:
+        """The unseen candidates this step scores (default: the ask's shared pool)."""
+        return data.pool
+
+    def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
+               model: Any) -> Prediction:
+        """The prediction the acquisition scores (default: the model's own)."""
+        return prediction
+
+    def polish_bounds(self, data: StepData, incumbent: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds of L-BFGS-B polishing, per encoded column (default: the unit cube)."""
+        n = data.space.n_columns
+        return np.zeros(n), np.ones(n)
+
+    def propose(self, data: StepData, maximizer: AcquisitionMaximizer) -> Proposal | None:
+        z = transform_targets(data.values, self.target_kind(data))
+        start = time.perf_counter()
+        model = self.fit(data, z)
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        incumbent = data.incumbent(z)
+        best = float(z[incumbent])
+
+        def score(points: np.ndarray) -> np.ndarray:
+            prediction = self.adjust(model.predict_dist(points), points, data, model)
+            return maximizer.score(prediction, best)
+
+        point, origin = maximizer.maximize(
+            score, self.candidates(data, incumbent), space=data.space, unseen=data.unseen,
+            rng=data.rng, fallback=data.fallback, polish=maximizer.uses_lbfgs(model, data.space),
+            bounds=self.polish_bounds(data, incumbent))
+        return Proposal(point, origin, fit_time, time.perf_counter() - start)

@@ -1,0 +1,180 @@
+"""The local step: a Gaussian process on the incumbent's nearest points, in a box around it.
+
+A tree ensemble's mean is piecewise constant: inside the basin of the
+optimum it cannot say in which direction the next decimal lies, so
+refinement by the forest stalls one or two decades above the minimum. A
+local step fits a small Gaussian process (Matérn 5/2, one length scale per
+column; :class:`~treebo.surrogates.GaussianProcessSurrogate`) to the points
+around the incumbent and maximizes its expected improvement inside a box
+around the incumbent, moving the incumbent's active real and integer
+columns only (binary and categorical columns, and inactive ones, keep the
+incumbent's values).
+
+The box needs no state. Its half-width along each moving column is the
+largest distance, along that column, from the incumbent to its
+``max(4, 2 * n_moving)`` nearest points: it shrinks on its own as
+evaluations gather around the optimum (where a TuRBO trust region shrinks
+after failures), and is wide again when a jump or exploration step moves
+the incumbent to an emptier region. The model is fitted on every point
+within twice the box (so that it knows each point of the box it could
+propose) and at least the ``10 + 2 * n_columns`` nearest, in coordinates in
+which the box is ``[-1, 1]``: whatever the box's size, the model sees a
+problem of unit scale. The forest keeps choosing the basin: the incumbent,
+and the jump and exploration steps, come from it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_int
+from ..acquisition import AcquisitionMaximizer
+from ..acquisition.candidates import sobol_candidates
+from ..space import Integer, Real, Space
+from ..surrogates import Prediction
+from ..surrogates.gp import GaussianProcessSurrogate
+from ..targets import transform_targets
+from .base import Proposal, Step, StepData
+
+__all__ = ["LocalStep"]
+
+#: Most points a local model is fitted on (a fit costs their number cubed).
+_MAX_TRAINING_ROWS = 200
+
+#: Integer dimensions with fewer values than this are left to the forest: a
+#: smooth model's gradient says little about a handful of levels.
+_MIN_INTEGER_LEVELS = 8
+
+
+class LocalStep(Step):
+    """Refine the incumbent with a Gaussian process fitted around it.
+
+    Parameters
+    ----------
+    n_box_candidates : int, default 1024
+        Sobol candidates scored in the box before the best five are
+        polished by L-BFGS-B.
+
+    Notes
+    -----
+    It proposes nothing (and a refinement step is taken instead) when the
+    incumbent has no active real or integer column of at least eight
+    values, when its neighbours do not spread in any of them, or when every
+    candidate in the box is taken or scores the same.
+    """
+
+    name = "local"
+
+    def __init__(self, n_box_candidates: int = 1024):
+        self.n_box_candidates = check_int(n_box_candidates, "n_box_candidates")
+
+    def propose(self, data: StepData, maximizer: AcquisitionMaximizer) -> Proposal | None:
+        start = time.perf_counter()
+        z = transform_targets(data.values, "standardize")
+        incumbent = data.incumbent(z)
+        region = _region(data.space, data.X, incumbent)
+        if region is None:
+            return None
+        model = _BoxModel(region, seed=data.seed or 0).fit(data.X[region.train],
+                                                            z[region.train])
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        pool = data.unseen(region.candidates(data.space, self.n_box_candidates, data.rng))
+        best = float(z[incumbent])
+
+        def score(points: np.ndarray) -> np.ndarray:
+            return maximizer.score(model.predict_dist(points), best)
+
+        lower, upper = np.zeros(data.space.n_columns), np.ones(data.space.n_columns)
+        lower[region.moving], upper[region.moving] = region.lower, region.upper
+        point, origin = maximizer.maximize(
+            score, pool, space=data.space, unseen=data.unseen, rng=data.rng,
+            fallback=lambda: None, polish=maximizer.uses_lbfgs(model, data.space),
+            bounds=(lower, upper))
+        if origin != "model":
+            return None
+        return Proposal(point, "model", fit_time, time.perf_counter() - start)
+
+
+class _Region:
+    """The incumbent's box: the columns it moves, its bounds, the rows a model learns from."""
+
+    def __init__(self, center: np.ndarray, moving: np.ndarray, reach: np.ndarray,
+                 train: np.ndarray):
+        self.center = center
+        self.moving = moving
+        self.reach = reach
+        self.lower = np.maximum(center[moving] - reach, 0.0)
+        self.upper = np.minimum(center[moving] + reach, 1.0)
+        self.train = train
+
+    def to_local(self, X: np.ndarray) -> np.ndarray:
+        """Encoded points in the box's coordinates (the box is [-1, 1] in moving columns)."""
+        out = np.array(X, dtype=float, copy=True)
+        out[:, self.moving] = (X[:, self.moving] - self.center[self.moving]) / self.reach
+        return out
+
+    def candidates(self, space: Space, n_points: int, rng: np.random.Generator) -> np.ndarray:
+        """Sobol points in the box; the other columns keep the incumbent's values."""
+        out = np.repeat(self.center[None, :], n_points, axis=0)
+        unit = sobol_candidates(n_points, self.moving.size, rng)
+        out[:, self.moving] = self.lower + unit * (self.upper - self.lower)
+        return space.snap(out)
+
+
+class _BoxModel:
+    """A Gaussian process fitted in a region's coordinates; predicts at encoded points."""
+
+    smooth = True
+
+    def __init__(self, region: _Region, seed: int):
+        self.region = region
+        self.gp = GaussianProcessSurrogate(n_restarts=0, random_state=seed)
+
+    def fit(self, X: np.ndarray, z: np.ndarray) -> _BoxModel:
+        self.gp.fit(self.region.to_local(X), z)
+        return self
+
+    def predict_dist(self, X: np.ndarray) -> Prediction:
+        return self.gp.predict_dist(self.region.to_local(X))
+
+
+def _region(space: Space, X: np.ndarray, incumbent: int) -> _Region | None:
+    center = X[incumbent]
+    moving = _moving_columns(space, center)
+    if moving.size == 0:
+        return None
+    distance = np.sqrt(((X - center) ** 2).sum(axis=1))
+    order = np.argsort(distance, kind="stable")
+    nearest = order[1:1 + max(4, 2 * moving.size)]
+    offsets = np.abs(X[np.ix_(nearest, moving)] - center[moving])
+    reach = offsets.max(axis=0) if len(nearest) else np.zeros(moving.size)
+    if not (reach > 0).any():
+        return None
+    # A column in which every neighbour shares the incumbent's value gets the
+    # widest reach of the others: the data say nothing about it, not that it is settled.
+    reach = np.where(reach > 0, reach, reach.max())
+    inside = np.flatnonzero((np.abs(X[:, moving] - center[moving]) <= 2.0 * reach).all(axis=1))
+    train = np.union1d(inside, order[:10 + 2 * X.shape[1]])
+    if len(train) > _MAX_TRAINING_ROWS:
+        rank = np.empty(len(order), dtype=int)
+        rank[order] = np.arange(len(order))
+        train = train[np.argsort(rank[train], kind="stable")[:_MAX_TRAINING_ROWS]]
+    return _Region(center, moving, reach, train)
+
+
+def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
+    active = space.active_mask(center[None, :])[0]
+    columns = [space.columns_of(j).start for j, d in enumerate(space.dimensions)
+               if active[j] and _spans(d)]
+    return np.array(columns, dtype=int)
+
+
+def _spans(dimension: Any) -> bool:
+    if isinstance(dimension, Integer):
+        return dimension.high - dimension.low + 1 >= _MIN_INTEGER_LEVELS
+    return isinstance(dimension, Real) and not math.isclose(dimension.low, dimension.high)
