@@ -3,8 +3,9 @@
 One iteration is one ``Optimizer.ask()`` with N points already told: fit the
 surrogate on the transformed values, draw 50,000 Sobol candidates (plus the
 local neighbours of the best points), snap and de-duplicate them, predict mean
-and variance, rank by log-EI. Jump steps, which score only 2,000 jumps of the
-incumbent, are not timed. In the same run, for the same N and D, the
+and variance, rank by log-EI. Each step kind (``--steps``: refine, local, jump,
+explore; see docs/design.md) is timed on its own, every ask of that kind, so
+the slowest kind's row is the cost of the dearest ask. In the same run, for the same N and D, the
 reference is a bare ``sklearn.ensemble.ExtraTreesRegressor(n_estimators=100)``
 ``.fit(X, y)`` + ``.predict(C)`` on 50,000 random points, which has none of
 that work; the ``ratio`` column divides each surrogate's median by it, so the
@@ -67,18 +68,23 @@ def make_space(kind: str, dims: int) -> Space:
     return get_problem({"binary": "ising", "mixed": "automl"}[kind]).space
 
 
-def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, repeats: int,
-                      params: dict, n_candidates: int = N_CANDIDATES
-                      ) -> tuple[list[float], list[float], list[float]]:
-    """Seconds of ``repeats`` asks that score the whole candidate pool (total, fit, acquisition).
+class _OneKind:
+    """A schedule whose every proposal is one step kind."""
 
-    Jump steps (design.md, "Exploration") score only their 2,000 jumps of the
-    incumbent, so they are asked and told but not timed: the figure is the
-    cost of a refinement or exploration step, the dearest kind.
-    """
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def step_kind(self, n_model: int, smooth: bool) -> str:
+        return self.kind
+
+
+def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, repeats: int,
+                      params: dict, n_candidates: int = N_CANDIDATES, step: str = "refine"
+                      ) -> tuple[list[float], list[float], list[float]]:
+    """Seconds of ``repeats`` asks of one step kind (total, fit, acquisition)."""
     opt = Optimizer(space, surrogate=name, surrogate_params=params, n_candidates=n_candidates,
                     random_state=0)
-    smooth = surrogate_class(name).smooth
+    opt.pipeline.schedule = _OneKind(step)
     # Told points: the feasible points the encoded rows decode to (distinct
     # rows may decode to one point in a discrete space; all are told).
     for x, value in zip(space.decode(X), y):
@@ -87,15 +93,13 @@ def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, rep
     fits: list[float] = []
     acqs: list[float] = []
     while len(totals) < repeats:
-        timed = opt.pipeline.step_kind(opt.history.n_model(), smooth) != "jump"
         start = time.perf_counter()
         x = opt.ask()
         seconds = time.perf_counter() - start
         trial = opt.trials[-1]
-        if timed:
-            totals.append(seconds)
-            fits.append(trial.fit_time)
-            acqs.append(trial.acq_time)
+        totals.append(seconds)
+        fits.append(trial.fit_time)
+        acqs.append(trial.acq_time)
         opt.tell(x, float(_objective(space.encode([x]))[0]))
     return totals, fits, acqs
 
@@ -111,6 +115,10 @@ def main() -> None:
                         default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "mondrian", "vsglb",
                                  "csglb", "cbsglb"])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", nargs="+", default=["refine", "local", "jump", "explore"],
+                        choices=["refine", "local", "jump", "explore"],
+                        help="step kinds to time, each on its own (a smooth surrogate such as "
+                             "the GP takes only refinement steps)")
     parser.add_argument("--n-candidates", type=int, default=N_CANDIDATES,
                         help="Sobol candidates of the optimizer (the default's 50,000 are joined "
                              "by 7,000 local and jump neighbours; 43,000 makes 50,000 in all); "
@@ -125,8 +133,8 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     rows = []
-    header = (f"{'N':>5} {'D':>3} {'space':<7} {'surrogate':<10} {'median s':>9} {'fit s':>7} "
-              f"{'acq s':>7} {'ratio':>6}")
+    header = (f"{'N':>5} {'D':>3} {'space':<7} {'surrogate':<10} {'step':<8} {'median s':>9} "
+              f"{'fit s':>7} {'acq s':>7} {'ratio':>6}")
     print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
           f"{platform.processor() or platform.machine()}, n_jobs={args.n_jobs}")
     print("ratio = surrogate iteration / bare ExtraTreesRegressor(100).fit+predict(50k), "
@@ -141,22 +149,24 @@ def main() -> None:
             y = _objective(X)
             reference = statistics.median(reference_seconds(X, y, args.repeats, rng,
                                                             args.n_jobs))
-            print(f"{n:>5} {d:>3} {kind:<7} {'reference':<10} {reference:9.3f} {'':>7} {'':>7} "
-                  f"{1.0:6.2f}", flush=True)
+            print(f"{n:>5} {d:>3} {kind:<7} {'reference':<10} {'':<8} {reference:9.3f} {'':>7} "
+                  f"{'':>7} {1.0:6.2f}", flush=True)
             rows.append(dict(N=n, D=d, space=kind, surrogate="reference", median=reference))
             for name in args.surrogates:
                 threads = "n_jobs" in surrogate_class(name)().get_params()
                 params = {"n_jobs": args.n_jobs} if threads and args.n_jobs is not None else {}
                 repeats = args.gp_repeats if name == "gp" else args.repeats
-                totals, fits, acqs = surrogate_seconds(name, space, X, y, repeats, params,
-                                                       args.n_candidates)
-                median = statistics.median(totals)
-                print(f"{n:>5} {d:>3} {kind:<7} {name:<10} {median:9.3f} "
-                      f"{statistics.median(fits):7.3f} {statistics.median(acqs):7.3f} "
-                      f"{median / reference:6.2f}", flush=True)
-                rows.append(dict(N=n, D=d, space=kind, surrogate=name, median=median,
-                                 fit=statistics.median(fits), acq=statistics.median(acqs),
-                                 ratio=median / reference))
+                steps = ["refine"] if surrogate_class(name).smooth else args.steps
+                for step in steps:
+                    totals, fits, acqs = surrogate_seconds(name, space, X, y, repeats, params,
+                                                           args.n_candidates, step)
+                    median = statistics.median(totals)
+                    print(f"{n:>5} {d:>3} {kind:<7} {name:<10} {step:<8} {median:9.3f} "
+                          f"{statistics.median(fits):7.3f} {statistics.median(acqs):7.3f} "
+                          f"{median / reference:6.2f}", flush=True)
+                    rows.append(dict(N=n, D=d, space=kind, surrogate=name, step=step,
+                                     median=median, fit=statistics.median(fits),
+                                     acq=statistics.median(acqs), ratio=median / reference))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"n_jobs": args.n_jobs, "n_candidates": args.n_candidates,
                                     "rows": rows}, indent=1))

@@ -37,7 +37,11 @@ from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
 GOLDEN = Path(__file__).parent / "data" / "proposals.json"
 # Small pools keep the suite fast; every stage of a proposal still runs
 # (Sobol, local and jump candidates, distance variance, exploration steps).
-SMALL = dict(n_candidates=2000, n_local_candidates=300, n_jump_candidates=100)
+# Local steps fit a Gaussian process, so the forest cases leave them out and
+# stay free of BLAS; the cases "... with local steps" take them.
+SMALL = dict(n_candidates=2000, n_local_candidates=300, n_jump_candidates=100,
+             local_steps=False)
+WITH_LOCAL_STEPS = {**SMALL, "local_steps": "auto"}
 
 
 def _branin(x):
@@ -79,7 +83,12 @@ def _minimize_case(func, space, n_calls, **kwargs):
 
 
 def _default_pool_case(func, space, n_calls, **kwargs):
-    res = minimize(func, space, n_calls=n_calls, random_state=7, **kwargs)
+    res = minimize(func, space, n_calls=n_calls, random_state=7, local_steps=False, **kwargs)
+    return _record(res.space, res.x_iters, res.func_vals)
+
+
+def _local_steps_case(func, space, n_calls):
+    res = minimize(func, space, n_calls=n_calls, random_state=7, **WITH_LOCAL_STEPS)
     return _record(res.space, res.x_iters, res.func_vals)
 
 
@@ -114,14 +123,17 @@ CASES = {
     "continuous bwo, default pool": lambda tmp: _default_pool_case(_branin, CONTINUOUS, 9),
     "binary ert, default pool": lambda tmp: _default_pool_case(_bits, BINARY, 9,
                                                                surrogate="ert"),
+    "continuous bwo with local steps": lambda tmp: _local_steps_case(_branin, CONTINUOUS, 18),
+    "mixed bwo with local steps": lambda tmp: _local_steps_case(_mixed, MIXED, 14),
 }
 
 
 #: Cases whose proposals pass through BLAS (Cholesky, matrix products) and so
 #: depend in their last bits on the OpenBLAS kernel.
-_BLAS_CASES = frozenset({"continuous gp"})
+_BLAS_CASES = frozenset({"continuous gp", "continuous bwo with local steps",
+                         "mixed bwo with local steps"})
 
-#: Relative (and, for values near zero, absolute) tolerance of the BLAS cases.
+#: Relative (and, for values near zero, absolute) tolerance of the GP case.
 #: A kernel's different summation order changes a sum in its last bit
 #: (relative 1e-16); the GP's L-BFGS-B fits and the acquisition's L-BFGS-B
 #: polish, which stop at a gradient tolerance, carry that to their stopping
@@ -130,11 +142,23 @@ _BLAS_CASES = frozenset({"continuous gp"})
 #: factor of 250 while a changed proposal (another candidate won, another
 #: local optimum of the polish) moves a point by far more than 1e-6 of the
 #: domain, so behaviour changes still fail.
-_BLAS_TOLERANCE = 1e-6
+_BLAS_TOLERANCE = {"continuous gp": 1e-6}
+#: The local-step cases go further: each local step's polished point seeds the
+#: next step's box and the forest's next fit, so a last-bit difference grows
+#: from proposal to proposal. Measured: 1.2e-4 relative at most after 13
+#: model-based proposals under SkylakeX against the recording (made with the
+#: Haswell/Zen path), 0 between Haswell and Zen. 1e-2 still fails when a step
+#: kind, the schedule, the box or the candidate pool changes, which move
+#: points by a good part of the box.
+_BLAS_TOLERANCE.update({"continuous bwo with local steps": 1e-2,
+                        "mixed bwo with local steps": 1e-2})
 
 
-def _as_numbers(rows: list[list[str]]) -> np.ndarray:
-    return np.array([[float.fromhex(v) for v in row] for row in rows])
+def _split(rows: list[list[str]]) -> tuple[np.ndarray, list[list[str]]]:
+    # Reals (float.hex) as numbers; integers, binaries and categories as text.
+    numbers = [[float.fromhex(v) for v in row if v.startswith(("0x", "-0x"))] for row in rows]
+    text = [[v for v in row if not v.startswith(("0x", "-0x"))] for row in rows]
+    return np.array(numbers), text
 
 
 def _versions() -> dict[str, str]:
@@ -160,10 +184,11 @@ def test_proposals_are_bit_identical_to_the_recorded_ones(case, golden, tmp_path
 @pytest.mark.parametrize("case", sorted(_BLAS_CASES))
 def test_blas_dependent_proposals_match_the_recorded_ones_within_tolerance(case, golden,
                                                                          tmp_path):
-    got, recorded = CASES[case](tmp_path), golden[case]
-    assert len(got) == len(recorded)
-    np.testing.assert_allclose(_as_numbers(got), _as_numbers(recorded),
-                               rtol=_BLAS_TOLERANCE, atol=_BLAS_TOLERANCE)
+    (got, got_text), (recorded, recorded_text) = _split(CASES[case](tmp_path)), _split(
+        golden[case])
+    assert got.shape == recorded.shape and got_text == recorded_text
+    tolerance = _BLAS_TOLERANCE[case]
+    np.testing.assert_allclose(got, recorded, rtol=tolerance, atol=tolerance)
 
 
 def _kernels_this_cpu_runs() -> list[str]:

@@ -10,12 +10,16 @@ around the incumbent, moving the incumbent's active real and integer
 columns only (binary and categorical columns, and inactive ones, keep the
 incumbent's values).
 
-The box needs no state. Its half-width along each moving column is the
-largest distance, along that column, from the incumbent to its
-``max(4, 2 * n_moving)`` nearest points: it shrinks on its own as
-evaluations gather around the optimum (where a TuRBO trust region shrinks
-after failures), and is wide again when a jump or exploration step moves
-the incumbent to an emptier region. The model is fitted on every point
+The box needs no state: it is read off the evaluations. Its half-width
+along each moving column is the largest distance, along that column, from
+the incumbent to its ``max(4, 2 * n_moving)`` nearest points, so it shrinks
+as evaluations gather around the optimum and is wide again when a jump or
+exploration step moves the incumbent to an emptier region. It is also
+halved after every ``max(4, n_moving)`` evaluations told since the
+incumbent (that did not improve on it), as a TuRBO trust region shrinks
+after failures; after ``max_halvings`` halvings the basin counts as
+resolved and refinement steps of the forest take over, which weigh the
+whole space again, until the incumbent improves. The model is fitted on every point
 within twice the box (so that it knows each point of the box it could
 propose) and at least the ``10 + 2 * n_columns`` nearest, in coordinates in
 which the box is ``[-1, 1]``: whatever the box's size, the model sees a
@@ -49,6 +53,14 @@ _MAX_TRAINING_ROWS = 200
 #: smooth model's gradient says little about a handful of levels.
 _MIN_INTEGER_LEVELS = 8
 
+#: Bounds of the local model's length scales, in box coordinates (the box is
+#: [-1, 1]). With a few dozen points in several dimensions, a marginal-likelihood
+#: fit often sends a length scale to a far bound, and the model then sees the box
+#: as flat along that column and stops moving it. Capped at 10 half-widths, a
+#: column stays resolved across the box (10-D sphere, 200 evaluations: best value
+#: 1.9e-3 and 2.7e-2 with the cap at 100, 2.7e-4 and 3.6e-4 at 10; docs/design.md).
+_LENGTH_SCALE_BOUNDS = (1e-2, 10.0)
+
 
 class LocalStep(Step):
     """Refine the incumbent with a Gaussian process fitted around it.
@@ -58,6 +70,13 @@ class LocalStep(Step):
     n_box_candidates : int, default 1024
         Sobol candidates scored in the box before the best five are
         polished by L-BFGS-B.
+    max_halvings : int, default 3
+        The box is halved after every ``max(4, n_moving)`` evaluations that
+        did not improve on the incumbent (as TuRBO shrinks its trust region
+        after failures). After this many halvings the incumbent's basin
+        counts as resolved, and the step defers to a refinement step, which
+        weighs the whole space again, until the incumbent improves (as TuRBO
+        restarts once its trust region has collapsed).
 
     Notes
     -----
@@ -69,15 +88,17 @@ class LocalStep(Step):
 
     name = "local"
 
-    def __init__(self, n_box_candidates: int = 1024):
+    def __init__(self, n_box_candidates: int = 1024, max_halvings: int = 3):
         self.n_box_candidates = check_int(n_box_candidates, "n_box_candidates")
+        self.max_halvings = check_int(max_halvings, "max_halvings", 0)
 
     def propose(self, data: StepData, maximizer: AcquisitionMaximizer) -> Proposal | None:
         start = time.perf_counter()
         z = transform_targets(data.values, "standardize")
         incumbent = data.incumbent(z)
-        region = _region(data.space, data.X, incumbent)
-        if region is None:
+        failures = len(data.complete) - 1 - incumbent  # told after the incumbent
+        region = _region(data.space, data.X, incumbent, failures)
+        if region is None or region.halvings > self.max_halvings:
             return None
         model = _BoxModel(region, seed=data.seed or 0).fit(data.X[region.train],
                                                             z[region.train])
@@ -104,7 +125,8 @@ class _Region:
     """The incumbent's box: the columns it moves, its bounds, the rows a model learns from."""
 
     def __init__(self, center: np.ndarray, moving: np.ndarray, reach: np.ndarray,
-                 train: np.ndarray):
+                 train: np.ndarray, halvings: int):
+        self.halvings = halvings
         self.center = center
         self.moving = moving
         self.reach = reach
@@ -133,7 +155,8 @@ class _BoxModel:
 
     def __init__(self, region: _Region, seed: int):
         self.region = region
-        self.gp = GaussianProcessSurrogate(n_restarts=0, random_state=seed)
+        self.gp = GaussianProcessSurrogate(n_restarts=0, random_state=seed,
+                                           length_scale_bounds=_LENGTH_SCALE_BOUNDS)
 
     def fit(self, X: np.ndarray, z: np.ndarray) -> _BoxModel:
         self.gp.fit(self.region.to_local(X), z)
@@ -143,7 +166,7 @@ class _BoxModel:
         return self.gp.predict_dist(self.region.to_local(X))
 
 
-def _region(space: Space, X: np.ndarray, incumbent: int) -> _Region | None:
+def _region(space: Space, X: np.ndarray, incumbent: int, failures: int) -> _Region | None:
     center = X[incumbent]
     moving = _moving_columns(space, center)
     if moving.size == 0:
@@ -158,13 +181,15 @@ def _region(space: Space, X: np.ndarray, incumbent: int) -> _Region | None:
     # A column in which every neighbour shares the incumbent's value gets the
     # widest reach of the others: the data say nothing about it, not that it is settled.
     reach = np.where(reach > 0, reach, reach.max())
+    halvings = failures // max(4, moving.size)
+    reach = reach * 0.5 ** halvings
     inside = np.flatnonzero((np.abs(X[:, moving] - center[moving]) <= 2.0 * reach).all(axis=1))
     train = np.union1d(inside, order[:10 + 2 * X.shape[1]])
     if len(train) > _MAX_TRAINING_ROWS:
         rank = np.empty(len(order), dtype=int)
         rank[order] = np.arange(len(order))
         train = train[np.argsort(rank[train], kind="stable")[:_MAX_TRAINING_ROWS]]
-    return _Region(center, moving, reach, train)
+    return _Region(center, moving, reach, train, halvings)
 
 
 def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
