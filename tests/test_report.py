@@ -11,8 +11,9 @@ import pytest
 from treebo import Categorical, Integer, Real, minimize
 from treebo.cli import main
 
-pytest.importorskip("matplotlib", reason="the report's figures need matplotlib: "
-                    "pip install 'treebo[plot]'")
+matplotlib = pytest.importorskip("matplotlib", reason="the report's figures need matplotlib: "
+                                 "pip install 'treebo[plot]'")
+matplotlib.use("Agg")
 
 from treebo.report import report_html, write_report  # noqa: E402
 
@@ -167,7 +168,11 @@ def test_the_browser_check_catches_a_broken_figure(page, tmp_path):
     assert any(p.startswith("error:") for p in found)
 
 
-def test_write_report_creates_the_directory(study, tmp_path):
+def test_write_report_creates_the_directory_and_closes_its_figures(study, tmp_path):
+    import matplotlib.pyplot as plt
+
     _, res = study
+    before = plt.get_fignums()
     out = write_report(res, tmp_path / "deep" / "dir" / "r.html", dpi=40)
     assert out.exists() and out.read_text().startswith("<!DOCTYPE html>")
+    assert plt.get_fignums() == before

@@ -190,8 +190,14 @@ def _figures(result: OptimizeResult, max_dimensions: int, dpi: int,
 
 
 def _figure(fig: Any, alt: str, dpi: int, caption: str) -> str:
+    """The figure as an ``<img>`` with its PNG inside; the figure is closed."""
+    import matplotlib.pyplot as plt
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    try:
+        fig.savefig(buffer, format="png", dpi=dpi)
+    finally:
+        plt.close(fig)
     width, height = (fig.get_size_inches() * dpi).round().astype(int)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     return (f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '

@@ -6,7 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib", reason="the figures need matplotlib: pip install 'treebo[plot]'")
+matplotlib = pytest.importorskip("matplotlib",
+                                 reason="the figures need matplotlib: pip install 'treebo[plot]'")
+matplotlib.use("Agg")
 
 from treebo import Binary, Categorical, Integer, Real, minimize  # noqa: E402
 from treebo.inspection import (  # noqa: E402
@@ -30,6 +32,14 @@ def _objective(x):
     if x["a"] > 0.7:
         raise RuntimeError("a > 0.7 fails")
     return (x["a"] - 0.3) ** 2 + (0.2 if x["c"] == "u" else 0.0) + 0.1 * x["b"]
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +147,18 @@ def test_importance_bars_are_the_importance(study):
     assert len(fig.axes[0].patches) == 4
 
 
+def test_figures_are_pyplot_figures(study):
+    import matplotlib.pyplot as plt
+
+    _, res = study
+    fig = plot_convergence(res)
+    assert fig.number in plt.get_fignums()   # plt.show() shows it, plt.close() closes it
+    _, ax = plt.subplots()
+    assert plot_convergence(res, ax=ax) is ax.figure and len(plt.get_fignums()) == 2
+
+
 def test_missing_matplotlib_names_the_extra(study, monkeypatch):
     _, res = study
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install 'treebo\[plot\]'"):
         plot_convergence(res)

@@ -2,7 +2,9 @@
 
 Every function takes an :class:`~treebo.history.OptimizeResult` or the path
 of a storage file (read with :func:`treebo.io.read_result`) and returns a
-``matplotlib.figure.Figure``; save it with ``fig.savefig("name.png")``. The
+``matplotlib.figure.Figure`` made with pyplot (so ``plt.show()`` shows it and
+a notebook displays it); save it with ``fig.savefig("name.png")`` and close
+it with ``plt.close(fig)`` when drawing many. The
 partial dependence and the importance come from a refit of the study's
 surrogate (see :mod:`treebo.inspection`, which computes the numbers without
 matplotlib).
@@ -46,13 +48,13 @@ _LABEL_CHARS = 12
 _MISSING = object()
 
 
-def _figure_class() -> Any:
+def _pyplot() -> Any:
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.pyplot as plt
     except ImportError as error:
         raise ImportError("treebo's plots need matplotlib; install it with: "
                           "pip install 'treebo[plot]'") from error
-    return Figure
+    return plt
 
 
 def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], *,
@@ -81,10 +83,10 @@ def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], 
         (from 1) is at x = k. Failed evaluations keep the best value before
         them; the line starts at the first complete one.
     """
-    Figure = _figure_class()
+    plt = _pyplot()
     named = _named_sources(results, labels)
     if ax is None:
-        fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+        fig = plt.figure(figsize=(6.0, 4.0), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -146,7 +148,7 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
         ``n x n`` axes for ``n`` dimensions (the ones above the diagonal
         hidden).
     """
-    Figure = _figure_class()
+    plt = _pyplot()
     result = as_result(result)
     space = result.space
     indices = _dimension_indices(space, dimensions)
@@ -171,7 +173,7 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
             ax.plot(evaluated[:, j], evaluated[:, i], "k.", ms=3, alpha=0.6)
         return mesh
 
-    fig, axes, mesh = _matrix(Figure, space, indices, diagonal, pair, best,
+    fig, axes, mesh = _matrix(plt, space, indices, diagonal, pair, best,
                               "partial dependence")
     if mesh is not None:
         fig.colorbar(mesh, ax=axes[:, 0].tolist(), location="left", shrink=0.6,
@@ -204,7 +206,7 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
         position so that repeated points stay visible), the best point as a
         red star.
     """
-    Figure = _figure_class()
+    plt = _pyplot()
     result = as_result(result)
     space = result.space
     indices = _dimension_indices(space, dimensions)
@@ -225,7 +227,7 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
                           cmap="viridis", s=14, vmin=1, vmax=max(len(order), 2),
                           gid="evaluations")
 
-    fig, axes, scatter = _matrix(Figure, space, indices, diagonal, pair, best, "evaluations")
+    fig, axes, scatter = _matrix(plt, space, indices, diagonal, pair, best, "evaluations")
     if scatter is not None:
         from matplotlib.ticker import MaxNLocator
 
@@ -258,12 +260,12 @@ def plot_importance(result: Source | Importance, *, ax: Any = None, model: Any =
         One bar per dimension, of length its importance (the shares sum
         to 1).
     """
-    Figure = _figure_class()
+    plt = _pyplot()
     if not isinstance(result, Importance):
         result = parameter_importance(result, model=model, random_state=random_state)
     order = np.argsort(result.importance, kind="stable")
     if ax is None:
-        fig = Figure(figsize=(6.0, 0.9 + 0.35 * len(order)), layout="constrained")
+        fig = plt.figure(figsize=(6.0, 0.9 + 0.35 * len(order)), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -279,7 +281,7 @@ def plot_importance(result: Source | Importance, *, ax: Any = None, model: Any =
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _matrix(Figure: Any, space: Space, indices: list[int], diagonal: Any, pair: Any,
+def _matrix(plt: Any, space: Space, indices: list[int], diagonal: Any, pair: Any,
             best: np.ndarray | None, diagonal_label: str) -> tuple[Any, np.ndarray, Any]:
     """A lower-triangular grid of panels: ``diagonal(ax, i)`` on the diagonal (the
     first one's y axis labelled ``diagonal_label``), ``pair(ax, i, j)`` below it (row
@@ -289,7 +291,7 @@ def _matrix(Figure: Any, space: Space, indices: list[int], diagonal: Any, pair: 
     (what a colour bar is drawn for).
     """
     n = len(indices)
-    fig = Figure(figsize=(2.6 * n + 1.2, 2.4 * n + 0.6), layout="constrained")
+    fig = plt.figure(figsize=(2.6 * n + 1.2, 2.4 * n + 0.6), layout="constrained")
     axes = np.atleast_2d(fig.subplots(n, n, squeeze=False))
     mappable = None
     for row, i in enumerate(indices):
