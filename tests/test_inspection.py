@@ -200,3 +200,20 @@ def test_bad_arguments_name_what_is_allowed(additive):
     failed["func_vals"] = np.array([math.nan, math.nan])
     with pytest.raises(ValueError, match="no complete trial"):
         fit_surrogate(failed)
+
+
+def test_a_storage_file_gives_the_numbers_of_its_result(tmp_path):
+    path = tmp_path / "s.db"
+    res = minimize(_quadratic, [Real(0, 1), Real(0, 1), Integer(0, 3)], n_calls=12,
+                   random_state=4, storage=path, n_candidates=1000,
+                   surrogate_params={"n_estimators": 30, "max_features": 1.0})
+    model = fit_surrogate(path)
+    # The stored parameters are used; the result of minimize holds only the name.
+    assert model.n_estimators == 30 and model.max_features == 1.0
+    assert model.random_state == 4
+    same = fit_surrogate(res, surrogate=model)
+    X = res.space.encode(res.x_iters)
+    np.testing.assert_array_equal(model.predict(X), same.predict(X))
+    stored = parameter_importance(path, model=model)
+    direct = parameter_importance(res, model=model)
+    np.testing.assert_array_equal(stored.importance, direct.importance)

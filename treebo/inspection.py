@@ -161,9 +161,11 @@ def fit_surrogate(result: Source, *, surrogate: Any = None,
     surrogate : str or Surrogate, optional
         The surrogate to fit instead of the study's (a name of
         :func:`~treebo.surrogates.available_surrogates` or an instance, which
-        is cloned). The study's is used by default; when it cannot be rebuilt
-        (a custom instance, a missing extra) a BwO forest is used with a
-        warning.
+        is cloned). The study's is used by default: its name, with the
+        parameters a storage file recorded (a result of ``minimize`` holds
+        only the name, so its surrogate gets the registered defaults). When
+        it cannot be rebuilt (a custom instance, a missing extra) a BwO
+        forest is used with a warning.
     random_state : int, optional
         Seed of the fit; by default the study's seed (0 when it had none).
 
