@@ -162,3 +162,13 @@ def test_missing_matplotlib_names_the_extra(study, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install 'treebo\[plot\]'"):
         plot_convergence(res)
+
+
+def test_an_integer_dimension_with_few_values_has_a_bar_per_value():
+    res = minimize(lambda x: (x[0] - 3) ** 2, [Integer(1, 6)], n_calls=8, random_state=0,
+                   n_candidates=200)
+    fig = plot_evaluations(res)
+    bars = fig.axes[0].patches
+    assert [round(p.get_x() + p.get_width() / 2) for p in bars] == [1, 2, 3, 4, 5, 6]
+    assert [p.get_height() for p in bars] == [sum(x[0] == k for x in res.x_iters)
+                                              for k in range(1, 7)]

@@ -35,7 +35,7 @@ from ..inspection import (
     partial_dependence_2d,
 )
 from ..io import as_result
-from ..space import Binary, Categorical, Space
+from ..space import Binary, Categorical, Integer, Space
 
 __all__ = ["plot_convergence", "plot_objective", "plot_evaluations", "plot_importance"]
 
@@ -176,7 +176,7 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
     fig, axes, mesh = _matrix(plt, space, indices, diagonal, pair, best,
                               "partial dependence")
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes[:, 0].tolist(), location="left", shrink=0.6,
+        fig.colorbar(mesh, ax=axes[:, -1].tolist(), location="right", shrink=0.6,
                      label="partial dependence")
     fig.suptitle("partial dependence of the objective (surrogate refit on "
                  f"{int(np.isfinite(np.asarray(result.func_vals, dtype=float)).sum())} trials)")
@@ -193,8 +193,9 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
     dimensions : list of str, optional
         The dimensions to show, in this order; by default all.
     bins : int, default 20
-        Bins of a real or integer dimension's histogram (a categorical or
-        binary one has a bar per value).
+        Bins of a real dimension's histogram, or of an integer one with more
+        values than that (an integer dimension with at most ``bins`` values,
+        a categorical or a binary one has a bar per value).
 
     Returns
     -------
@@ -231,7 +232,7 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
     if scatter is not None:
         from matplotlib.ticker import MaxNLocator
 
-        bar = fig.colorbar(scatter, ax=axes[:, 0].tolist(), location="left", shrink=0.6,
+        bar = fig.colorbar(scatter, ax=axes[:, -1].tolist(), location="right", shrink=0.6,
                            label="evaluation number")
         bar.locator = MaxNLocator(integer=True)
         bar.update_ticks()
@@ -400,8 +401,12 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
         ax.bar(np.arange(width), counts, color="#1f77b4", gid="histogram")
     else:
         low, high = (dim.low, dim.high)
-        edges = (np.geomspace(low, high, bins + 1) if dim.prior == "log-uniform"
-                 else np.linspace(low, high, bins + 1))
+        if isinstance(dim, Integer) and dim.cardinality <= bins:   # a bar per integer
+            edges = np.arange(low - 0.5, high + 1.0)
+        elif dim.prior == "log-uniform":
+            edges = np.geomspace(low, high, bins + 1)
+        else:
+            edges = np.linspace(low, high, bins + 1)
         ax.hist(shown, bins=edges, color="#1f77b4", gid="histogram")
     _set_axis(ax.xaxis, ax.set_xscale, space, j)
 
