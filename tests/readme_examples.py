@@ -34,7 +34,7 @@ SLOW_TIME_LIMIT = 900
 #: needs one that is not installed is skipped, naming the extra.
 OPTIONAL_MODULES = {"matplotlib": "plot", "dask": "dask", "distributed": "dask",
                     "ngboost": "ngboost", "stochtree": "bart", "nbclient": "notebooks",
-                    "nbformat": "notebooks"}
+                    "nbformat": "notebooks", "pandas": "pandas"}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 

@@ -112,6 +112,20 @@ def _bwo_explained(ns, workdir, out):
     assert "M = 20: 0.988" in out
 
 
+def _results(ns, workdir, out):
+    importance = ns["importance"].to_dict()
+    # Measured at seed 0: learning_rate 0.61, layers 0.21, optimizer 0.15, dropout 0.03
+    # (dropout, which the loss ignores, lowest at seeds 0-3).
+    assert list(importance)[-1] == "dropout" and importance["learning_rate"] > 0.4
+    curve = ns["curve"]
+    best_lr = curve.values[int(np.argmin(curve.average))]
+    assert abs(np.log10(best_lr) + 2.5) < 0.4       # the loss is lowest at 10^-2.5
+    assert (workdir / "objective.png").stat().st_size > 10_000
+    assert len(ns["frame"]) == 30 and "True True" in out
+    report = (workdir / "report.html").read_text()
+    assert report.count('<img src="data:image/png;base64,') == 4
+
+
 #: A marker found in exactly one docs block -> the check of that block's results.
 CHECKS = {
     "[Binary() for _ in range(12)]": _binary,
@@ -129,6 +143,7 @@ CHECKS = {
     'main(["minimize"': _cli,
     "StorageLockedError as error": _reliability,
     "of the points in each tree's sample": _bwo_explained,
+    'write_report("tuning.db", "report.html")': _results,
 }
 
 

@@ -85,3 +85,61 @@ def test_unseen_drops_repeats_and_taken_points_and_find_matches_either_form():
     pending = _pending(history, [0.2, 0.2])
     assert history.find([0.2, 0.2], pending_only=True) is pending
     assert (history.n_told, history.n_pending, history.n_complete()) == (70, 1, 70)
+
+
+# -- OptimizeResult.to_dataframe ---------------------------------------------------------------
+def _conditional_study(path=None):
+    from treebo import Categorical, Integer, minimize
+
+    space = {"kind": Categorical(["lin", "rbf"]),
+             "gamma": Real(1e-3, 1.0, "log-uniform", active_if={"kind": "rbf"}),
+             "value": Integer(1, 4)}   # named like a column of the frame
+
+    def objective(p):
+        if p["value"] == 4:
+            raise ValueError("value 4 is broken")
+        return p.get("gamma", 0.5) + p["value"]
+
+    return minimize(objective, space, n_calls=10, random_state=2, storage=path,
+                    n_candidates=500)
+
+
+def test_to_dataframe_has_a_row_per_trial_and_a_column_per_dimension():
+    pd = pytest.importorskip("pandas")
+    res = _conditional_study()
+    frame = res.to_dataframe()
+    assert list(frame.columns) == ["number", "kind", "gamma", "param:value", "value", "state",
+                                   "error", "fit_time", "acq_time"]
+    assert len(frame) == len(res.x_iters) == 10
+    assert frame["number"].tolist() == list(range(10))
+    assert frame["kind"].tolist() == [x["kind"] for x in res.x_iters]
+    assert frame["param:value"].tolist() == [x["value"] for x in res.x_iters]
+    # An inactive dimension is missing, an active one has its value.
+    for x, gamma in zip(res.x_iters, frame["gamma"]):
+        assert (pd.isna(gamma) and "gamma" not in x) or gamma == x["gamma"]
+    np.testing.assert_array_equal(frame["value"].to_numpy(), res.func_vals)
+    assert frame["state"].tolist() == res.statuses
+    failed = frame[frame["state"] == "failed"]
+    assert len(failed) == res.n_failed >= 1
+    assert failed["value"].isna().all() and failed["error"].str.contains("value 4").all()
+
+
+def test_to_dataframe_of_a_stored_study_has_origins_and_timings(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from treebo.io import read_result
+
+    _conditional_study(tmp_path / "s.db")
+    frame = read_result(tmp_path / "s.db").to_dataframe()
+    assert {"origin", "eval_time", "asked_at", "told_at"} <= set(frame.columns)
+    assert frame["origin"].tolist()[:5] == ["initial"] * 5
+    assert (frame["told_at"] >= frame["asked_at"]).all()
+    assert isinstance(frame["told_at"].dtype, pd.DatetimeTZDtype)
+
+
+def test_to_dataframe_without_pandas_names_what_to_install(monkeypatch):
+    import sys
+
+    res = _conditional_study()
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"needs pandas.*pip install pandas"):
+        res.to_dataframe()

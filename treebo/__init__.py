@@ -27,6 +27,8 @@ __all__ = [
     "make_surrogate",
     "available_surrogates",
     "Prediction",
+    "dump",
+    "load",
     "__version__",
 ]
 
@@ -47,10 +49,13 @@ _LAZY_NAMES = {
     "make_surrogate": "treebo.surrogates",
     "available_surrogates": "treebo.surrogates",
     "Prediction": "treebo.surrogates",
+    "dump": "treebo.io",
+    "load": "treebo.io",
 }
 
 if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
     from .history import OptimizeResult, Trial
+    from .io import dump, load
     from .loop import minimize
     from .optimizer import Optimizer
     from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted

@@ -9,6 +9,7 @@
         --n-calls 100 --out results/
     treebo plot results/ --out figures/
     treebo summary results/
+    treebo report study.db -o report.html
 
 Exit status: 0 on success, 2 for bad arguments (unknown names list the valid
 ones), 1 when runs fail.
@@ -276,6 +277,16 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    if not Path(args.storage_file).is_file():
+        raise _UsageError(f"storage file {args.storage_file!r} does not exist")
+    written = write_report(args.storage_file, args.output, max_dimensions=args.max_dimensions)
+    print(written)
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------------------
 def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     from .bench import PRESETS
@@ -340,6 +351,17 @@ def _summary_arguments(p: argparse.ArgumentParser) -> None:
                    help="instead: on how many seeds SURROGATE ends lower than each other one")
 
 
+def _report_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("storage_file", metavar="STORAGE",
+                   help="a study's storage file (--storage of minimize); read only, so it "
+                   "may still be running")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the HTML page to write: one file with the figures embedded")
+    p.add_argument("--max-dimensions", type=int, default=6, metavar="N",
+                   help="dimensions in the partial-dependence and evaluation figures, the "
+                   "most important first (default: 6)")
+
+
 # name -> (help, function adding the subcommand's arguments or None, the subcommand)
 _COMMANDS: dict[str, tuple[str, Callable | None, Callable]] = {
     "list": ("list problems and surrogates", None, _cmd_list),
@@ -348,6 +370,8 @@ _COMMANDS: dict[str, tuple[str, Callable | None, Callable]] = {
     "plot": ("draw regret and time figures, one per problem", _plot_arguments, _cmd_plot),
     "summary": ("Markdown table of median final log10 regret", _summary_arguments,
                 _cmd_summary),
+    "report": ("write a study's HTML report: best trial, figures, trial table",
+               _report_arguments, _cmd_report),
 }
 
 

@@ -103,6 +103,11 @@ class Trial:
         return self.told_at - self.asked_at
 
 
+#: The columns of :meth:`OptimizeResult.to_dataframe` besides the dimensions.
+_RESULT_COLUMNS = ("number", "value", "state", "error", "origin", "fit_time", "acq_time",
+                   "eval_time", "asked_at", "told_at")
+
+
 class OptimizeResult(_ScipyResult):
     """Result of an optimization, with scikit-optimize's field names.
 
@@ -130,7 +135,58 @@ class OptimizeResult(_ScipyResult):
         Number of failed evaluations.
     message : str
         Why the run ended.
+
+    A result read from a storage file (:func:`treebo.io.read_result`) also
+    has ``numbers``, ``origins``, ``eval_time``, ``asked_at`` and
+    ``told_at`` per evaluated point.
     """
+
+    def to_dataframe(self) -> Any:
+        """The evaluated points as a pandas DataFrame, one row per trial.
+
+        Needs pandas (``pip install pandas``, or ``pip install 'treebo[pandas]'``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per evaluated point, in the order of ``x_iters``, with
+            the columns: ``number`` (the trial number; the position among
+            the evaluated points when the result does not hold the numbers),
+            one column per dimension (named as the dimension, or
+            ``param:<name>`` for a dimension named like one of the other
+            columns; ``None`` where a conditional dimension is inactive),
+            ``value`` (NaN for a failed trial), ``state`` (``"complete"``
+            or ``"failed"``), ``error``, ``fit_time`` and ``acq_time``
+            (seconds), and, when the result
+            holds them (results read from a storage), ``origin``,
+            ``eval_time`` (seconds), ``asked_at`` and ``told_at``
+            (``pandas.Timestamp`` in UTC).
+        """
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError("OptimizeResult.to_dataframe needs pandas; install it with: "
+                              "pip install pandas (or pip install 'treebo[pandas]')") from error
+        n = len(self.x_iters)
+        names = list(self.space.names)
+        columns: dict[str, Any] = {"number": list(self.get("numbers", range(n)))}
+        for j, name in enumerate(names):
+            column = f"param:{name}" if name in _RESULT_COLUMNS else name
+            columns[column] = [(x.get(name) if isinstance(x, dict) else x[j])
+                               for x in self.x_iters]
+        columns["value"] = np.asarray(self.func_vals, dtype=float)
+        columns["state"] = list(self.get("statuses", ["complete"] * n))
+        columns["error"] = list(self.get("errors", [None] * n))
+        if "origins" in self:
+            columns["origin"] = list(self.origins)
+        for key in ("fit_time", "acq_time", "eval_time"):
+            if key in self:
+                columns[key] = np.asarray(self[key], dtype=float)
+        for key in ("asked_at", "told_at"):
+            if key in self:
+                columns[key] = pd.to_datetime(np.asarray(self[key], dtype=float), unit="s",
+                                              utc=True)
+        return pd.DataFrame(columns)
 
 
 class _ToldColumns:

@@ -1,0 +1,244 @@
+"""Saving, loading and reading results: :func:`dump`, :func:`load`, :func:`read_result`.
+
+:func:`dump` and :func:`load` keep an :class:`~treebo.history.OptimizeResult`
+in a file with Python's :mod:`pickle`, so every field comes back as it was:
+the points with their categories of any type, the values (NaN for failed
+evaluations), the timings and the :class:`~treebo.space.Space`. A pickle can
+run code when it is loaded: load only files you made or trust.
+
+:func:`read_result` builds a result from a storage file (``storage="study.db"``)
+without opening the study for writing, so it is safe while a run is still
+adding trials; :func:`as_result` accepts either kind of source and is what
+the plots and the report call.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from .history import OptimizeResult
+from .space import Binary, Categorical, Integer, Real, Space
+
+__all__ = ["dump", "load", "read_result", "as_result"]
+
+#: The format tag of a :func:`dump` file, checked by :func:`load`.
+_DUMP_FORMAT = "treebo.OptimizeResult"
+_DUMP_VERSION = 1
+
+
+def dump(result: OptimizeResult, path: str | os.PathLike) -> None:
+    """Write a result to a file (a pickle), replacing the file if it exists.
+
+    Parameters
+    ----------
+    result : OptimizeResult
+        Every field is kept; each must be picklable (those ``minimize`` and
+        :func:`read_result` set are).
+    path : str or os.PathLike
+        The file; written to a temporary name first and then renamed, so a
+        crash never leaves half a file under ``path``.
+
+    Notes
+    -----
+    The file is a pickle: :func:`load` gives the fields back exactly, but
+    unpickling can run code, so only load files you trust. To share a study
+    as data, share its storage file instead (SQLite, read with
+    :func:`read_result`).
+    """
+    if not isinstance(result, OptimizeResult):
+        raise ValueError(f"result must be an OptimizeResult, got {type(result).__name__}")
+    path = Path(path)
+    from . import __version__
+
+    payload = {"format": _DUMP_FORMAT, "version": _DUMP_VERSION, "treebo": __version__,
+               "result": dict(result)}
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def load(path: str | os.PathLike) -> OptimizeResult:
+    """Read a result written by :func:`dump`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    OptimizeResult
+        Equal, field by field, to the result that was dumped.
+
+    Raises
+    ------
+    ValueError
+        If the file is not one :func:`dump` wrote.
+
+    Warnings
+    --------
+    The file is unpickled, which can run code: load only files you trust.
+    """
+    with open(path, "rb") as handle:
+        try:
+            payload = pickle.load(handle)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError,
+                IndexError, TypeError, ValueError) as error:
+            raise ValueError(f"{str(path)!r} is not a result written by treebo.dump "
+                             f"({type(error).__name__}: {error})") from None
+    if not (isinstance(payload, dict) and payload.get("format") == _DUMP_FORMAT):
+        raise ValueError(f"{str(path)!r} is not a result written by treebo.dump")
+    if payload.get("version") != _DUMP_VERSION:
+        raise ValueError(f"{str(path)!r} has dump format version {payload.get('version')!r}; "
+                         f"this treebo reads version {_DUMP_VERSION}")
+    return OptimizeResult(**payload["result"])
+
+
+def read_result(path: str | os.PathLike) -> OptimizeResult:
+    """The result of the study recorded in a storage file.
+
+    Read-only: no lock is taken and nothing is written, so it works while
+    another process is still running the study (it sees the trials
+    committed so far).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A SQLite storage file (``storage=`` of ``minimize`` or ``Optimizer``).
+
+    Returns
+    -------
+    OptimizeResult
+        The fields of :meth:`Optimizer.get_result <treebo.Optimizer.get_result>`
+        over the told trials, in trial order (pending trials are left out and
+        counted in ``n_pending``), plus what the storage holds per trial:
+        ``numbers`` (trial numbers), ``origins``, ``eval_time`` (seconds,
+        NaN when not measured), ``asked_at`` and ``told_at`` (``time.time()``
+        stamps, NaN when unknown); and per study: ``settings`` (the stored
+        optimizer settings), ``surrogate``, ``surrogate_params``,
+        ``random_state`` (the study's seed) and ``storage`` (the path).
+
+    Notes
+    -----
+    The storage keeps a categorical value as its index and the categories as
+    their ``repr``; a category whose ``repr`` is a Python literal (a string,
+    a number, ``None``, a tuple of those) comes back as that value, any
+    other category as its ``repr`` string.
+    """
+    from .storage import read_study
+
+    study = read_study(path)
+    meta = study["meta"]
+    if "space" not in meta:
+        raise ValueError(f"storage {str(path)!r} holds no study yet")
+    space = _space_from_description(meta["space"])
+    rows = [row for row in study["trials"] if row["status"] != "pending"]
+    x_iters = [space.point_from_json(row["point"]) for row in rows]
+    values = np.array([row["value"] if row["status"] == "complete" else math.nan
+                       for row in rows], dtype=float)
+    settings = meta.get("settings", {})
+    complete = [i for i, row in enumerate(rows) if row["status"] == "complete"]
+    # The lowest value, and on a tie the lowest trial number (rows are in number order).
+    best = min(complete, key=lambda i: values[i]) if complete else None
+
+    def column(name: str) -> np.ndarray:
+        return np.array([math.nan if row[name] is None else row[name] for row in rows],
+                        dtype=float)
+
+    return OptimizeResult(
+        x=x_iters[best] if best is not None else None,
+        fun=float(values[best]) if best is not None else math.nan,
+        x_iters=x_iters,
+        func_vals=values,
+        statuses=[row["status"] for row in rows],
+        errors=[row["error"] for row in rows],
+        fit_time=column("fit_time"),
+        acq_time=column("acq_time"),
+        space=space,
+        n_failed=sum(row["status"] == "failed" for row in rows),
+        n_pending=len(study["trials"]) - len(rows),
+        numbers=[row["number"] for row in rows],
+        origins=[row["origin"] for row in rows],
+        eval_time=column("eval_time"),
+        asked_at=column("asked_at"),
+        told_at=column("told_at"),
+        settings=settings,
+        surrogate=settings.get("surrogate"),
+        surrogate_params=settings.get("surrogate_params", {}),
+        random_state=meta.get("seed"),
+        storage=str(path),
+        message=f"read from {str(path)!r}: {len(rows)} told trials",
+    )
+
+
+def as_result(source: OptimizeResult | str | os.PathLike) -> OptimizeResult:
+    """``source`` itself if it is a result, else the result read from that storage file.
+
+    Parameters
+    ----------
+    source : OptimizeResult, str or os.PathLike
+        A result (of ``minimize``, ``Optimizer.get_result`` or :func:`load`)
+        or the path of a storage file (read with :func:`read_result`).
+
+    Returns
+    -------
+    OptimizeResult
+    """
+    if isinstance(source, OptimizeResult):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return read_result(source)
+    raise ValueError("expected an OptimizeResult or the path of a storage file, got "
+                     f"{type(source).__name__}")
+
+
+def _space_from_description(desc: dict) -> Space:
+    """The :class:`Space` that :meth:`Space.to_dict` described (see :func:`read_result`)."""
+    entries = desc["dimensions"]
+    categories = {e["name"]: _categories(e["categories"]) for e in entries
+                  if "categories" in e}
+    dims = {}
+    for entry in entries:
+        name, kind = entry["name"], entry["type"]
+        active_if = None
+        if "active_if" in entry:
+            # Stored as codes: a category's index, an integer's or a binary's value.
+            active_if = {parent: [categories[parent][c] if parent in categories else c
+                                  for c in codes]
+                         for parent, codes in entry["active_if"].items()}
+        if kind == Real.__name__:
+            dims[name] = Real(entry["low"], entry["high"], entry["prior"], name=name,
+                              active_if=active_if)
+        elif kind == Integer.__name__:
+            dims[name] = Integer(entry["low"], entry["high"], entry["prior"], name=name,
+                                 active_if=active_if)
+        elif kind == Categorical.__name__:
+            dims[name] = Categorical(categories[name], name=name, active_if=active_if)
+        elif kind == Binary.__name__:
+            dims[name] = Binary(name=name, active_if=active_if)
+        else:
+            raise ValueError(f"unknown dimension type {kind!r} of {name!r} in the stored space")
+    return Space(dims if desc.get("points_are_dicts") else list(dims.values()))
+
+
+def _categories(reprs: list[str]) -> list:
+    """The categories whose reprs are ``reprs``: literals as values, anything else as text."""
+    values = []
+    for text in reprs:
+        try:
+            value = ast.literal_eval(text)
+            hash(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value = text
+        values.append(value if repr(value) == text else text)
+    # A text standing for an object could equal a literal category; then keep every repr.
+    return values if len(set(values)) == len(values) else list(reprs)
