@@ -560,40 +560,6 @@ def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(
 
 # -- storage files that cannot be used: named with the file and the cause ---------------
 
-_UNPRIVILEGED = 65534  # "nobody": a user without root's disregard of permission bits
-
-
-def _unprivileged_prefix():
-    """The command prefix that runs a child without root's capabilities, or a skip."""
-    if os.geteuid() != 0:
-        return []
-    prefix = ["setpriv", f"--reuid={_UNPRIVILEGED}", f"--regid={_UNPRIVILEGED}",
-              "--clear-groups"]
-    try:
-        ok = subprocess.run([*prefix, sys.executable, "-c", "import treebo"], timeout=60,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            capture_output=True).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        ok = False
-    if not ok:
-        pytest.skip("running as root, which ignores permission bits, and setpriv cannot "
-                    "run treebo as an unprivileged user here")
-    return prefix
-
-
-@pytest.fixture
-def user_dir():
-    """An empty directory the unprivileged child owns (tmp_path is private to root)."""
-    import shutil
-    import tempfile
-    path = Path(tempfile.mkdtemp(prefix="treebo-fault-"))
-    if os.geteuid() == 0:
-        os.chown(path, _UNPRIVILEGED, _UNPRIVILEGED)
-    yield path
-    os.chmod(path, 0o700)
-    shutil.rmtree(path, ignore_errors=True)
-
-
 _CHILD_HEADER = """
 import json, os, sys
 sys.path.insert(0, {root!r})
@@ -630,8 +596,9 @@ def _run_child(prefix, here, body, timeout=180):
 
 
 @pytest.mark.fault
-def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation(user_dir):
-    report = _run_child(_unprivileged_prefix(), user_dir, """
+def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation(
+        user_dir, unprivileged_prefix):
+    report = _run_child(unprivileged_prefix, user_dir, """
         make_study(os.path.join(HERE, "s.db"))
         os.chmod(HERE, 0o555)
         print(json.dumps({"existing": attempt(os.path.join(HERE, "s.db")),
@@ -650,8 +617,9 @@ def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation
 
 
 @pytest.mark.fault
-def test_a_read_only_study_file_is_refused_when_opened_naming_the_file(user_dir):
-    report = _run_child(_unprivileged_prefix(), user_dir, """
+def test_a_read_only_study_file_is_refused_when_opened_naming_the_file(user_dir,
+                                                                      unprivileged_prefix):
+    report = _run_child(unprivileged_prefix, user_dir, """
         db = os.path.join(HERE, "s.db")
         make_study(db)
         os.chmod(db, 0o444)
