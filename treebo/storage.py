@@ -444,6 +444,10 @@ class Storage:
         """Record the description of a new study."""
         raise NotImplementedError
 
+    def load_meta(self) -> dict[str, Any]:
+        """The opened study's ``meta`` as it is now (the states of its last ask included)."""
+        raise NotImplementedError
+
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         """Record newly asked (or re-offered) trials and update ``meta`` with ``state``."""
         raise NotImplementedError
@@ -490,6 +494,9 @@ class InMemoryStorage(Storage):
 
     def create(self, meta: dict[str, Any]) -> None:
         self._meta = copy.deepcopy(meta)
+
+    def load_meta(self) -> dict[str, Any]:
+        return copy.deepcopy(self._meta)
 
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         for trial in trials:
