@@ -790,3 +790,37 @@ def test_a_dict_study_resumed_as_a_list_says_how_the_points_differ(tmp_path):
     stored = next(line for line in lines if "stored:" in line)
     given = next(line for line in lines if "given:" in line)
     assert stored.endswith("points as dicts") and given.endswith("points as lists")
+
+
+class _SigintAfter(_InterruptAfter):
+    """A connection that sends this process a real SIGINT right after ``statement`` runs."""
+
+    def execute(self, sql, *args):
+        result = self._conn.execute(sql, *args)
+        if sql == self._statement:
+            self._statement = None
+            os.kill(os.getpid(), signal.SIGINT)
+        return result
+
+
+@pytest.mark.fault
+def test_ctrl_c_right_after_a_tells_commit_keeps_memory_and_file_in_step(tmp_path):
+    db = tmp_path / "s.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
+    x = opt.ask()
+    opt.tell(x, quadratic(x))
+    real = opt.storage._conn
+    opt.storage._conn = _SigintAfter(real, "COMMIT")
+    with pytest.raises(KeyboardInterrupt):
+        opt.tell([0.5, 0.5], 7.0)  # a point told without being asked
+    opt.storage._conn = real
+    # The commit happened, and so did the change in memory: the told trial is
+    # there, so the next ask takes the next number instead of overwriting it.
+    assert (len(opt.trials), opt.trials[1].value) == (2, 7.0)
+    y = opt.ask()
+    opt.tell(y, quadratic(y))
+    opt.close()
+    rows = read_study(db)["trials"]
+    assert [(r["status"], r["value"]) for r in rows][:2] == [("complete", quadratic(x)),
+                                                            ("complete", 7.0)]
+    assert len(rows) == 3
