@@ -158,7 +158,7 @@ def _bind_to_driver(driver_pid: int) -> None:
     when only the driver is killed.)
     """
     if os.getppid() != driver_pid:  # the driver died before this worker started
-        os.kill(os.getpid(), signal.SIGKILL)
+        _kill_self()
     threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
                      name="treebo-driver-watch").start()
 
@@ -166,7 +166,12 @@ def _bind_to_driver(driver_pid: int) -> None:
 def _watch_driver(driver_pid: int) -> None:
     while os.getppid() == driver_pid:
         time.sleep(_WATCH_INTERVAL)
-    os.kill(os.getpid(), signal.SIGKILL)
+    _kill_self()
+
+
+def _kill_self() -> None:
+    # SIGKILL: an objective cannot catch or ignore it (where there is none, SIGTERM).
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
 
 
 class _InlineExecutor(cf.Executor):

@@ -162,9 +162,12 @@ scorer_, n_splits_, refit_time_, multimetric_
         self
         """
         self._stored_rows: list[tuple[dict, dict]] = []
-        super().fit(X, y, **params)
-        if self._stored_rows:
-            self._merge_stored_rows(X, y, params)
+        try:
+            super().fit(X, y, **params)
+            if self._stored_rows:
+                self._merge_stored_rows(X, y, params)
+        finally:
+            del self._stored_rows  # only this fit's
         return self
 
     def _run_search(self, evaluate_candidates: Any, *, callback_ctx: Any = None) -> None:
