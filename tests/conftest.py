@@ -1,4 +1,15 @@
-"""Test-suite settings shared by every test module."""
+"""Test-suite settings and helpers shared by every test module."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 try:
     from hypothesis import settings
@@ -11,3 +22,39 @@ if settings is not None:
     # unchanged code fail (issue 17), and CI must see what a developer sees.
     settings.register_profile("deterministic", derandomize=True, database=None)
     settings.load_profile("deterministic")
+
+
+# -- an unprivileged child, for permission faults --------------------------------------
+
+_UNPRIVILEGED = 65534  # "nobody": a user without root's disregard of permission bits
+
+
+@pytest.fixture
+def unprivileged_prefix():
+    """The command prefix that runs a child without root's capabilities (a skip when
+    the tests run as root and cannot drop them)."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", f"--reuid={_UNPRIVILEGED}", f"--regid={_UNPRIVILEGED}",
+              "--clear-groups"]
+    try:
+        ok = subprocess.run([*prefix, sys.executable, "-c", "import treebo"], timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            capture_output=True).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        pytest.skip("running as root, which ignores permission bits, and setpriv cannot "
+                    "run treebo as an unprivileged user here")
+    return prefix
+
+
+@pytest.fixture
+def user_dir():
+    """An empty directory the unprivileged child owns (tmp_path is private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="treebo-fault-"))
+    if os.geteuid() == 0:
+        os.chown(path, _UNPRIVILEGED, _UNPRIVILEGED)
+    yield path
+    os.chmod(path, 0o700)
+    shutil.rmtree(path, ignore_errors=True)

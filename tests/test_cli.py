@@ -1,6 +1,7 @@
 """The ``treebo`` command."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -258,3 +259,42 @@ def test_minimize_runs_and_resumes_a_conditional_problem(tmp_path, capsys):
     for row in rows:
         assert space.point_to_json(space.point_from_json(row["point"])) == row["point"]
     assert len({row["point"][0] for row in rows}) > 1  # more than one model family was tried
+
+
+# -- faults: an --out or a storage that cannot be used is one line, before the run ---------
+
+@pytest.mark.fault
+def test_an_out_that_is_a_file_is_refused_before_the_run(capsys, tmp_path):
+    out = tmp_path / "results"
+    out.write_text("not a directory\n")
+    code = main(["minimize", "branin", "--surrogate", "rf", "--n-calls", "8", "--quiet",
+                 *FAST, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""  # nothing ran
+    assert captured.err.strip() == (f"treebo minimize: error: --out {out}: {out} is a file, "
+                                    "not a directory; nothing was run")
+    assert out.read_text() == "not a directory\n"
+
+
+def _treebo(prefix, *args):
+    from pathlib import Path
+
+    import treebo
+    env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
+    return subprocess.run([*prefix, sys.executable, "-m", "treebo", *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.fault
+def test_an_unwritable_out_or_storage_is_one_line_and_a_failure_before_the_run(
+        user_dir, unprivileged_prefix):
+    locked = user_dir / "locked"
+    locked.mkdir(mode=0o555)
+    os.chown(locked, *(user_dir.stat().st_uid, user_dir.stat().st_gid))
+    for args in (["--out", str(locked)], ["--storage", str(locked / "s.db")]):
+        proc = _treebo(unprivileged_prefix, "minimize", "branin", "--surrogate", "rf",
+                       "--n-calls", "8", "--quiet", *FAST, *args)
+        assert proc.returncode != 0 and proc.stdout == "", proc.stderr
+        (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
+        assert line.startswith("treebo minimize: error: ") and str(locked) in line
+        assert "not writable by this user" in line

@@ -546,3 +546,137 @@ def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
     assert report["message"] == ("stopped: the Dask cluster has no workers (none for 3 s); "
                                  "the 1 evaluations in flight are left pending")
     assert report["seconds"] < 60
+
+
+# -- worker processes die with their driver ------------------------------------------
+
+_ORPHAN_SCRIPT = """
+    import os, sys, time
+    from treebo import Real, minimize
+
+    def objective(x):
+        # HERE is a global of the main script: cloudpickle ships its value.
+        with open(os.path.join(HERE, f"worker-{os.getpid()}"), "w") as note:
+            note.write(str(os.getppid()))
+        end = time.time() + 120
+        while time.time() < end:  # spends CPU, as a real objective would
+            pass
+        return x[0]
+
+    if __name__ == "__main__":
+        HERE = sys.argv[1]
+        minimize(objective, [Real(0.0, 1.0), Real(0.0, 1.0)], n_calls=10, n_jobs=2,
+                 random_state=0, n_candidates=500)
+"""
+
+
+def _running(pid):
+    """Whether ``pid`` is a live process (a zombie nobody reaped is dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.fault
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT],
+                         ids=["SIGTERM", "SIGKILL", "SIGINT"])
+def test_workers_die_with_their_driver_however_it_is_killed(tmp_path, signum):
+    script = tmp_path / "driver.py"
+    script.write_text(textwrap.dedent(_ORPHAN_SCRIPT))
+    env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
+    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    workers = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2:
+            assert time.monotonic() < deadline and driver.poll() is None, "no workers started"
+            time.sleep(0.1)
+            workers = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
+        assert all((tmp_path / f"worker-{pid}").read_text() == str(driver.pid)
+                   for pid in workers)
+        os.kill(driver.pid, signum)  # the driver alone, as kill, systemd or docker stop do
+        driver.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_running(pid) for pid in workers), "a worker outlived its driver"
+    finally:
+        for pid in workers + [driver.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        driver.wait()
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_clean_ctrl_cs_on_one_slow_evaluation_never_fail_it(tmp_path, n_jobs):
+    driver, slow = os.getpid(), tmp_path / "slow.json"
+
+    def objective(x):
+        # The 4th evaluation of the first run is slow, and the user presses
+        # Ctrl-C (a real SIGINT to the driver) during it, in three runs in a row.
+        if interrupting[0]:
+            if not slow.exists() and len(list(tmp_path.glob("call-*"))) >= 3:
+                slow.write_text(json.dumps(list(x)))
+            if slow.exists() and json.loads(slow.read_text()) == list(x):
+                os.kill(driver, signal.SIGINT)
+                time.sleep(30)
+        (tmp_path / f"call-{time.monotonic_ns()}").touch()
+        return quadratic(x)
+
+    db = tmp_path / "study.db"
+    interrupting = [True]
+    for _ in range(3):
+        with pytest.raises(KeyboardInterrupt):
+            minimize(objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0,
+                     storage=db, **FAST)
+    # No clean interrupt counted as an offer that crashed the process.
+    study = read_study(db)
+    offers = study["meta"].get("resume_offers", {})
+    pending = [r["number"] for r in study["trials"] if r["status"] == "pending"]
+    assert pending and all(offers.get(str(n), 0) == 0 for n in pending), (offers, pending)
+    interrupting[0] = False
+    res = minimize(objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0,
+                   storage=db, **FAST)
+    assert res.statuses == ["complete"] * 8, res.errors
+    assert json.loads(slow.read_text()) in res.x_iters
+
+
+@pytest.mark.fault
+def test_the_workers_own_alarm_stops_an_evaluation_at_its_timeout(tmp_path, caplog):
+    from treebo.parallel import _TIMEOUT_GRACE
+
+    def objective(x):
+        if x[0] > 0:
+            time.sleep(30)  # interrupted by the worker's alarm
+        # No module globals: a worker importing this file would eat into the timeout.
+        return x[0] ** 2 + x[1] ** 2
+
+    db = tmp_path / "study.db"
+    with caplog.at_level(logging.WARNING, logger="treebo"):
+        res = minimize(objective, SPACE_2D, n_calls=6, n_initial_points=6, timeout=0.2,
+                       random_state=0, storage=db, **FAST)
+    slow = [i for i, x in enumerate(res.x_iters) if x[0] > 0]
+    assert slow and [res.errors[i] for i in slow] == ["timed out after 0.2 s"] * len(slow)
+    rows = read_study(db)["trials"]
+    for i in slow:
+        # Reported by the worker itself (which measured it), not given up on by
+        # the driver _TIMEOUT_GRACE later (which records no evaluation time).
+        assert rows[i]["eval_time"] is not None
+        assert 0.2 <= rows[i]["eval_time"] < 0.2 + _TIMEOUT_GRACE / 2
+    assert "after its timeout" not in caplog.text
+
+
+def test_treebo_starts_no_more_workers_than_evaluations_left(tmp_path):
+    res = minimize(lambda x: float(os.getpid()), SPACE_2D, n_calls=3, n_jobs=16,
+                   random_state=0, n_initial_points=3, **FAST)
+    assert len(set(res.func_vals)) <= 3
+    from treebo.parallel import _POOL
+    assert _POOL["n_workers"] == 3

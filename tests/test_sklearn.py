@@ -154,3 +154,53 @@ def test_a_list_of_search_spaces_searches_one_model_family_at_a_time():
 def test_bad_lists_of_search_spaces_are_named(spaces, message):
     with pytest.raises(ValueError, match=message):
         TreeBOSearchCV(_pipeline(), spaces, n_iter=2).fit(X_train[:50], y_train[:50])
+
+
+class _InterruptingScorer:
+    """Accuracy, until the ``after``-th call, which is a Ctrl-C."""
+
+    def __init__(self, after):
+        self.after, self.calls = after, 0
+
+    def __call__(self, estimator, X, y):
+        self.calls += 1
+        if self.calls == self.after:
+            raise KeyboardInterrupt
+        return float(np.mean(estimator.predict(X) == y))
+
+
+@pytest.mark.fault
+def test_a_search_resumed_from_its_storage_completes_n_iter_and_reports_them_all(tmp_path):
+    db = tmp_path / "search.db"
+
+    def search(scoring, storage=True):
+        kwargs = {**FAST, "storage": db} if storage else FAST
+        return TreeBOSearchCV(_pipeline(), SPACES, n_iter=8, cv=3, random_state=0,
+                              scoring=scoring, optimizer_kwargs=kwargs)
+
+    # Ctrl-C in the 6th setting's cross-validation (3 folds per setting).
+    with pytest.raises(KeyboardInterrupt):
+        search(_InterruptingScorer(after=3 * 5 + 2)).fit(X_train, y_train)
+    from treebo.storage import read_study
+    assert [r["status"] for r in read_study(db)["trials"]] == ["complete"] * 5 + ["pending"]
+
+    resumed = search(_InterruptingScorer(after=-1)).fit(X_train, y_train)
+    straight = search(_InterruptingScorer(after=-1), storage=False).fit(X_train, y_train)
+    # 8 settings in all, not 8 more; the report covers every one of them, and
+    # is the uninterrupted search's.
+    assert len(read_study(db)["trials"]) == 8
+    assert resumed.cv_results_["params"] == straight.cv_results_["params"]
+    for column in ("mean_test_score", "split0_test_score", "std_test_score",
+                   "rank_test_score"):
+        np.testing.assert_allclose(resumed.cv_results_[column], straight.cv_results_[column])
+    np.testing.assert_array_equal(resumed.cv_results_["param_clf__C"].data,
+                                  straight.cv_results_["param_clf__C"].data)
+    assert (resumed.best_index_, resumed.best_params_, resumed.best_score_) == (
+        straight.best_index_, straight.best_params_, straight.best_score_)
+    assert resumed.best_estimator_.get_params()["clf__C"] == straight.best_params_["clf__C"]
+
+    # A search whose n_iter settings are all stored evaluates nothing new.
+    again = search(_InterruptingScorer(after=-1)).fit(X_train, y_train)
+    assert len(read_study(db)["trials"]) == 8
+    assert len(again.cv_results_["params"]) == 8
+    assert again.best_params_ == straight.best_params_

@@ -1,3 +1,4 @@
+import json
 import math
 import os
 import pickle
@@ -12,10 +13,11 @@ import numpy as np
 import pytest
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
+from treebo import Binary, Categorical, Integer, Optimizer, Real, Space, minimize
 from treebo.storage import (
     InMemoryStorage,
     SQLiteStorage,
+    StorageAccessError,
     StorageLockedError,
     StorageMismatchError,
     read_study,
@@ -554,3 +556,271 @@ def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(
     assert any(row["point"][2] is None for row in rows)  # inactive dimensions are null
     resumed = minimize(objective, space, n_calls=12, random_state=2, storage=db, **FAST)
     assert resumed.x_iters == straight.x_iters
+
+
+# -- storage files that cannot be used: named with the file and the cause ---------------
+
+_CHILD_HEADER = """
+import json, os, sys
+sys.path.insert(0, {root!r})
+from treebo import Optimizer, Real, minimize
+from treebo.storage import StorageAccessError
+
+HERE = {here!r}
+
+
+def make_study(path):
+    with Optimizer([Real(0.0, 1.0)], n_initial_points=2, random_state=0, storage=path) as opt:
+        for _ in range(3):
+            x = opt.ask()
+            opt.tell(x, (x[0] - 0.3) ** 2)
+
+
+def attempt(path):
+    calls = []
+    try:
+        minimize(lambda x: calls.append(x) or x[0], [Real(0.0, 1.0)], n_calls=5,
+                 n_initial_points=2, random_state=0, storage=path)
+    except Exception as error:  # report what the user would see
+        return {{"type": type(error).__name__, "message": str(error), "calls": len(calls)}}
+    return {{"type": None, "message": "", "calls": len(calls)}}
+"""
+
+
+def _run_child(prefix, here, body, timeout=180):
+    source = _CHILD_HEADER.format(root=str(ROOT), here=str(here)) + textwrap.dedent(body)
+    proc = subprocess.run([*prefix, sys.executable, "-c", source], capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.fault
+def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation(
+        user_dir, unprivileged_prefix):
+    report = _run_child(unprivileged_prefix, user_dir, """
+        make_study(os.path.join(HERE, "s.db"))
+        os.chmod(HERE, 0o555)
+        print(json.dumps({"existing": attempt(os.path.join(HERE, "s.db")),
+                          "new": attempt(os.path.join(HERE, "new.db"))}))
+    """)
+    for case in ("existing", "new"):
+        got = report[case]
+        assert got["type"] == "StorageAccessError", got
+        name = "s.db" if case == "existing" else "new.db"
+        assert f"{user_dir / name}' cannot be written" in got["message"]
+        assert f"its directory '{user_dir}' is not writable by this user" in got["message"]
+        assert "not a treebo study" not in got["message"]
+        assert got["calls"] == 0  # refused before anything was evaluated
+    # The existing study is intact.
+    assert len(read_study(user_dir / "s.db")["trials"]) == 3
+
+
+@pytest.mark.fault
+def test_a_read_only_study_file_is_refused_when_opened_naming_the_file(user_dir,
+                                                                      unprivileged_prefix):
+    report = _run_child(unprivileged_prefix, user_dir, """
+        db = os.path.join(HERE, "s.db")
+        make_study(db)
+        os.chmod(db, 0o444)
+        got = attempt(db)
+        got["readable"] = len(__import__("treebo.storage").storage.read_study(db)["trials"])
+        print(json.dumps(got))
+    """)
+    assert report["type"] == "StorageAccessError", report
+    assert f"storage '{user_dir / 's.db'}' cannot be written: the file is read-only" in (
+        report["message"])
+    assert report["calls"] == 0 and report["readable"] == 3
+
+
+def _full_disk_prefix(mount_point):
+    """Run a child in its own user and mount namespace with a 256 KiB tmpfs at
+    ``mount_point`` (a real file system that fills up), or skip."""
+    import shutil
+    unshare = shutil.which("unshare")
+    probe = [unshare, "-Urm", "sh", "-c", f"mount -t tmpfs -o size=256k tmpfs {mount_point}"]
+    if unshare is None or subprocess.run(probe, capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs in a user namespace (unshare -Urm) here")
+    return [unshare, "-Urm", "sh", "-c",
+            f'mount -t tmpfs -o size=256k tmpfs {mount_point} && exec "$0" "$@"']
+
+
+@pytest.mark.fault
+def test_a_study_on_a_full_disk_is_named_full_not_damaged(tmp_path):
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    report = _run_child(_full_disk_prefix(mount), mount, """
+        db = os.path.join(HERE, "s.db")
+        make_study(db)
+        fd = os.open(os.path.join(HERE, "filler"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, b"\\0" * 1024)
+        except OSError:
+            pass
+        print(json.dumps(attempt(db)))
+    """)
+    assert report["type"] == "StorageAccessError", report
+    assert "s.db' cannot be written: the disk is full" in report["message"]
+    assert "not a treebo study" not in report["message"] and report["calls"] == 0
+
+
+def _foreign_database(path):
+    import sqlite3
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.executemany("INSERT INTO customers (name) VALUES (?)", [("ada",), ("grace",)])
+    conn.close()
+
+
+def _foreign_study_table(path):
+    import sqlite3
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE study (key TEXT PRIMARY KEY, value TEXT, owner TEXT)")
+    conn.execute("INSERT INTO study VALUES ('mode', 'production', 'billing')")
+    conn.close()
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("make, problem", [
+    (_foreign_database, r"it holds the table\(s\) \['customers'\]"),
+    (_foreign_study_table, r"its study table has the columns \['key', 'value', 'owner'\]"),
+])
+def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(tmp_path, make,
+                                                                            problem):
+    db = tmp_path / "app.db"
+    make(db)
+    before = db.read_bytes()
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    for open_it in (lambda: Optimizer(SPACE_2D, random_state=0, storage=db, **FAST),
+                    lambda: minimize(quadratic, SPACE_2D, n_calls=3, storage=db, **FAST),
+                    lambda: read_study(db)):
+        with pytest.raises(StorageAccessError, match=f"is the SQLite database of another "
+                                                     f"application \\({problem}"):
+            open_it()
+    assert db.read_bytes() == before
+    # Not even a lock file or a journal was left beside it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == listing
+
+
+class _InterruptAfter:
+    """A connection that raises KeyboardInterrupt right after ``statement`` runs once."""
+
+    def __init__(self, conn, statement):
+        self._conn, self._statement = conn, statement
+
+    def execute(self, sql, *args):
+        result = self._conn.execute(sql, *args)
+        if sql == self._statement:
+            self._statement = None
+            raise KeyboardInterrupt
+        return result
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("statement", ["BEGIN IMMEDIATE", "COMMIT"])
+def test_an_interrupt_inside_a_tell_leaves_the_optimizer_usable(tmp_path, statement):
+    db = tmp_path / "s.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
+    x = opt.ask()
+    real = opt.storage._conn
+    opt.storage._conn = _InterruptAfter(real, statement)
+    with pytest.raises(KeyboardInterrupt):
+        opt.tell(x, quadratic(x))
+    opt.storage._conn = real
+    # The study goes on in the same optimizer: ask, tell, and the file agrees.
+    if opt.trials[0].status == "pending":
+        opt.tell(x, quadratic(x))
+    for _ in range(2):
+        y = opt.ask()
+        opt.tell(y, quadratic(y))
+    opt.close()
+    rows = read_study(db)["trials"]
+    assert [r["status"] for r in rows] == ["complete"] * 3
+    assert [r["point"] for r in rows] == [t.x for t in opt.trials]
+
+
+_HASHED_SPACE = """
+import sys
+sys.path.insert(0, {root!r})
+from treebo import Categorical, Real, minimize
+fruit = frozenset({{"apple", "banana", "cherry", "damson"}})
+print(repr(fruit))
+minimize(lambda x: x[1] + len(x[0]), [Categorical([fruit, frozenset({{"kiwi"}})]), Real(0, 1)],
+         n_calls=int(sys.argv[2]), n_initial_points=2, random_state=0, storage=sys.argv[1],
+         n_candidates=100, surrogate_params={{"n_estimators": 5}})
+"""
+
+
+@pytest.mark.fault
+def test_a_space_with_frozenset_categories_resumes_under_any_hash_seed(tmp_path):
+    db, source = tmp_path / "s.db", _HASHED_SPACE.format(root=str(ROOT))
+    orders = set()
+    for n_calls, hash_seed in enumerate(("1", "2", "3", "4"), start=3):
+        proc = subprocess.run([sys.executable, "-c", source, str(db), str(n_calls)],
+                              env={**os.environ, "PYTHONHASHSEED": hash_seed},
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        orders.add(proc.stdout.strip().splitlines()[0])
+    assert len(orders) > 1  # the seeds did give the set other orders
+    assert len(read_study(db)["trials"]) == 6
+
+
+def test_equal_categories_are_described_alike_in_any_order():
+    from treebo.storage import space_description
+    a = space_description(Space([Categorical([frozenset("abc"), ("x", frozenset({1, 2}))])]))
+    b = space_description(Space([Categorical([frozenset("cba"), ("x", frozenset({2, 1}))])]))
+    assert a == b
+    assert a["dimensions"][0]["categories"] == ["frozenset({'a', 'b', 'c'})",
+                                                "('x', frozenset({1, 2}))"]
+
+
+@pytest.mark.fault
+def test_a_dict_study_resumed_as_a_list_says_how_the_points_differ(tmp_path):
+    db = tmp_path / "s.db"
+    minimize(lambda p: p["a"] ** 2, {"a": Real(0.0, 1.0)}, n_calls=3, n_initial_points=2,
+             random_state=0, storage=db, **FAST)
+    with pytest.raises(StorageMismatchError) as caught:
+        minimize(lambda x: x[0] ** 2, [Real(0.0, 1.0, name="a")], n_calls=4,
+                 n_initial_points=2, random_state=0, storage=db, **FAST)
+    lines = str(caught.value).splitlines()
+    stored = next(line for line in lines if "stored:" in line)
+    given = next(line for line in lines if "given:" in line)
+    assert stored.endswith("points as dicts") and given.endswith("points as lists")
+
+
+class _SigintAfter(_InterruptAfter):
+    """A connection that sends this process a real SIGINT right after ``statement`` runs."""
+
+    def execute(self, sql, *args):
+        result = self._conn.execute(sql, *args)
+        if sql == self._statement:
+            self._statement = None
+            os.kill(os.getpid(), signal.SIGINT)
+        return result
+
+
+@pytest.mark.fault
+def test_ctrl_c_right_after_a_tells_commit_keeps_memory_and_file_in_step(tmp_path):
+    db = tmp_path / "s.db"
+    opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db, **FAST)
+    x = opt.ask()
+    opt.tell(x, quadratic(x))
+    real = opt.storage._conn
+    opt.storage._conn = _SigintAfter(real, "COMMIT")
+    with pytest.raises(KeyboardInterrupt):
+        opt.tell([0.5, 0.5], 7.0)  # a point told without being asked
+    opt.storage._conn = real
+    # The commit happened, and so did the change in memory: the told trial is
+    # there, so the next ask takes the next number instead of overwriting it.
+    assert (len(opt.trials), opt.trials[1].value) == (2, 7.0)
+    y = opt.ask()
+    opt.tell(y, quadratic(y))
+    opt.close()
+    rows = read_study(db)["trials"]
+    assert [(r["status"], r["value"]) for r in rows][:2] == [("complete", quadratic(x)),
+                                                            ("complete", 7.0)]
+    assert len(rows) == 3

@@ -133,6 +133,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     spec = RunSpec(args.problem, args.surrogate, args.seed, args.n_calls, preset=args.preset,
                    problem_params=params, overrides=overrides)
     if args.out:
+        _check_out_dir(Path(args.out))
         _refuse_recorded_run(Path(args.out), spec)
     label = f"{args.problem}/{args.surrogate}"
     bar = None if args.quiet else ProgressBar(args.n_calls, label=label)
@@ -146,7 +147,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
 
     try:
         outcome = run_one(spec, callback=show, storage=args.storage)
-    except StorageLockedError as error:
+    except (StorageLockedError, OSError) as error:  # a storage that cannot be used
         print(f"treebo minimize: error: {error}", file=sys.stderr)
         return 1
     if bar is not None and made[0]:
@@ -172,9 +173,25 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         print(f"time: {outcome['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
     if args.out:
         out = Path(args.out)
-        append_record(out, outcome)
+        try:
+            append_record(out, outcome)
+        except OSError as error:  # checked before the run, yet lost since: keep the record
+            print(json.dumps(outcome, sort_keys=True))
+            print(f"treebo minimize: error: the record could not be appended to {out} "
+                  f"({error}); it is printed above", file=sys.stderr)
+            return 1
         print(f"record appended to {out / (outcome['problem'] + '.jsonl')}")
     return 0
+
+
+def _check_out_dir(out: Path) -> None:
+    """Raise a usage error, before anything runs, if records cannot be appended in ``out``."""
+    existing = next(path for path in (out, *out.parents) if path.exists() or path == path.parent)
+    if not existing.is_dir():
+        raise _UsageError(f"--out {out}: {existing} is a file, not a directory; nothing was run")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise _UsageError(f"--out {out}: {existing} is not writable by this user; nothing "
+                          "was run")
 
 
 def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:

@@ -11,11 +11,14 @@ told, or a batch asked, only if the storage commit that records it succeeds.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import decimal
 import math
 import numbers
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +35,27 @@ __all__ = ["History", "Trial", "OptimizeResult", "STRATEGIES", "check_strategy",
 STRATEGIES = ("cl_min", "cl_mean", "cl_max")
 
 _LIES = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold a SIGINT (Ctrl-C) that arrives inside the block until it ends, then raise it.
+
+    Only in the main thread with Python's default SIGINT handler (elsewhere a
+    handler cannot be set, and a handler of the user's is left alone).
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if caught:
+            raise KeyboardInterrupt
 
 
 def check_strategy(strategy: Any) -> str:
@@ -314,17 +338,22 @@ class History:
             trial.status, trial.value, trial.error = "complete", value, None
         else:
             trial.status, trial.value, trial.error = "failed", None, error
-        if is_new:
-            self.append(trial)
-        try:
-            commit(trial)
-        except BaseException:
+        # Ctrl-C waits for the end of the block: the commit and the change in
+        # memory that mirrors it happen both or neither. (Had it landed just
+        # after the commit, the memory would be rolled back and the next ask
+        # would reuse, in the file, the number of a trial told there.)
+        with _interrupt_deferred():
             if is_new:
-                self.trials.pop()
-            trial.status, trial.value, trial.error, trial.told_at, trial.eval_time = before
-            raise
-        self._n_pending -= was_pending
-        self._newly_told.append(trial)
+                self.append(trial)
+            try:
+                commit(trial)
+            except BaseException:
+                if is_new:
+                    self.trials.pop()
+                trial.status, trial.value, trial.error, trial.told_at, trial.eval_time = before
+                raise
+            self._n_pending -= was_pending
+            self._newly_told.append(trial)
 
     # -- reading ----------------------------------------------------------------------
     def told_columns(self) -> _ToldColumns:

@@ -72,9 +72,9 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         Print one line per evaluation.
     n_jobs : int, optional
         Evaluations kept in flight at once. Without ``executor``, ``n_jobs >
-        1`` runs them in that many worker processes (a loky pool, kept for
-        the next calls; see :func:`treebo.parallel.process_pool`); ``-1``
-        means one per CPU. With ``executor``
+        1`` runs them in that many worker processes, but no more than the
+        evaluations left to make (a loky pool, kept for the next calls; see
+        :func:`treebo.parallel.process_pool`); ``-1`` means one per CPU. With ``executor``
         it defaults to the executor's number of workers. A new point is
         proposed as soon as one evaluation finishes (asynchronous), with the
         points still being evaluated as constant lies.
@@ -175,7 +175,7 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
                 return f"{text}: {reason}" if reason else text
         return None
 
-    executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout)
+    executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout, max_workers=budget)
     try:
         message = run_evaluations(optimizer, func, budget, x0=x0, executor=executor,
                                   n_workers=n_workers, owned=owned, timeout=timeout,

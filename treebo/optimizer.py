@@ -142,9 +142,10 @@ local_center_spacing
         new point; ``"fail"`` records them as failed (they are then never
         proposed again). A trial is offered again at most
         ``MAX_RESUME_OFFERS`` (2) times, counted in the storage across
-        resumes; a trial still pending after that (its evaluation may kill
-        the process) is recorded as failed with the reason when the study is
-        next opened.
+        resumes (an offer whose evaluation ``minimize`` stopped for Ctrl-C
+        is not counted, see :meth:`mark_interrupted`); a trial still pending
+        after that (its evaluation may kill the process) is recorded as
+        failed with the reason when the study is next opened.
 
     Attributes
     ----------
@@ -379,6 +380,27 @@ local_center_spacing
                 and self.trials[number] is trial and trial.status == "pending"):
             raise ValueError(f"trial must be a pending trial of this optimizer, got {trial!r}")
         self._tell_trial(trial, y, error=error, eval_time=eval_time)
+
+    def mark_interrupted(self, trials: list[Trial]) -> None:
+        """Record that the evaluations of ``trials`` were stopped on purpose (Ctrl-C).
+
+        They stay pending, and a resume offers them again like any pending
+        trial, but this offer does not count toward ``MAX_RESUME_OFFERS``,
+        which is there for points whose evaluation kills the process.
+
+        Parameters
+        ----------
+        trials : list of Trial
+            Trials of this optimizer; those no longer pending are ignored.
+        """
+        offers = dict(self._resume_offers)
+        for trial in trials:
+            key = str(trial.number)
+            if trial.status == "pending" and offers.get(key, 0) > 0:
+                offers[key] -= 1
+        if offers != self._resume_offers:
+            self.storage.record_ask([], {"resume_offers": offers})
+            self._resume_offers = offers
 
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""

@@ -66,6 +66,9 @@ logger = logging.getLogger("treebo")
 #: pool killed.
 _TIMEOUT_GRACE = 1.0
 
+#: Seconds between a worker's checks that the driver that started it is alive.
+_WATCH_INTERVAL = 0.25
+
 #: Seconds a Dask cluster may have no workers, while evaluations wait for one,
 #: before the run stops. Raise it for an adaptive cluster that scales up from
 #: zero more slowly.
@@ -143,6 +146,34 @@ def _evaluate_task(func: Callable, x: Any, timeout: float | None, driver_pid: in
     return value, None, seconds
 
 
+def _bind_to_driver(driver_pid: int) -> None:
+    """Make this worker process of treebo's pool die with the driver that started it.
+
+    Run by each worker as it starts. A daemon thread checks every
+    ``_WATCH_INTERVAL`` seconds that the worker's parent is still the driver;
+    once the driver is gone, however it ended (SIGKILL included), the worker
+    kills itself, so no evaluation runs on orphaned. (``PR_SET_PDEATHSIG``
+    would fire when the *thread* that started the worker ends, which in a
+    pool is whichever thread submitted work; a process group is not signalled
+    when only the driver is killed.)
+    """
+    if os.getppid() != driver_pid:  # the driver died before this worker started
+        _kill_self()
+    threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
+                     name="treebo-driver-watch").start()
+
+
+def _watch_driver(driver_pid: int) -> None:
+    while os.getppid() == driver_pid:
+        time.sleep(_WATCH_INTERVAL)
+    _kill_self()
+
+
+def _kill_self() -> None:
+    # SIGKILL: an objective cannot catch or ignore it (where there is none, SIGTERM).
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
 class _InlineExecutor(cf.Executor):
     """Runs each call at once in the calling thread (the sequential loop)."""
 
@@ -168,7 +199,9 @@ def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
     of treebo's own rather than loky's reusable singleton, which joblib's
     ``Parallel`` (scikit-learn's ``n_jobs``) configures for itself. Idle
     workers exit after five minutes; a broken pool, or one of another size,
-    is replaced.
+    is replaced. Every worker watches the process that made the pool and
+    kills itself within ``_WATCH_INTERVAL`` seconds of that process's end,
+    however it ended (SIGTERM and SIGKILL included).
 
     Parameters
     ----------
@@ -190,7 +223,8 @@ def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
             pool.shutdown(wait=False, kill_workers=True)
             pool = None
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=n_workers, timeout=300)
+            pool = ProcessPoolExecutor(max_workers=n_workers, timeout=300,
+                                       initializer=_bind_to_driver, initargs=(os.getpid(),))
             _POOL.update(executor=pool, n_workers=n_workers)
         return pool
 
@@ -245,8 +279,8 @@ def _is_dask_client(executor: Any) -> bool:
             and hasattr(executor, "nthreads"))
 
 
-def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
-                     dry_run: bool = False) -> tuple[cf.Executor | None, int, bool]:
+def resolve_executor(n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = False,
+                     max_workers: int | None = None) -> tuple[cf.Executor | None, int, bool]:
     """Validate ``n_jobs``, ``executor`` and ``timeout`` and pick where evaluations run.
 
     Parameters
@@ -266,6 +300,9 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
     dry_run : bool, default False
         Only validate and count the workers: make no pool (the executor
         returned is None when none was given) and return a Dask client as is.
+    max_workers : int, optional
+        The evaluations left to make: treebo's own pool gets no more worker
+        processes than that (``n_jobs=64`` for 12 evaluations starts 12).
 
     Returns
     -------
@@ -297,6 +334,8 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any,
                          f"dask.distributed.Client, got {executor!r}")
     if executor is None:
         n_workers = n_jobs or 1
+        if max_workers is not None:
+            n_workers = max(1, min(n_workers, max_workers))
         if dry_run:
             return None, n_workers, False
         if n_workers == 1 and timeout is None:
@@ -405,6 +444,7 @@ class _EvaluationLoop:
         self.client = _dask_client(executor)
         self.driver_pid = os.getpid()
         self.queue = deque(x0)
+        self.asked: list[Any] = []  # every trial this call asked for or added
         self.in_flight: dict[cf.Future, _Job] = {}
         self.submitted = 0
         self.message: str | None = None
@@ -427,9 +467,22 @@ class _EvaluationLoop:
                     self._expire()
                 if self.client is not None and not done and not self.stop_now:
                     self._watch_cluster()
+        except KeyboardInterrupt:
+            self._mark_interrupted()
+            raise
         finally:
             self._abandon()
         return self.message
+
+    def _mark_interrupted(self) -> None:
+        """After Ctrl-C: the trials left pending were stopped cleanly, not crashed on."""
+        pending = [trial for trial in self.asked if trial.status == "pending"]
+        if pending:
+            try:
+                self.optimizer.mark_interrupted(pending)
+            except Exception as error:  # noqa: BLE001 - the interrupt is what the caller must see
+                logger.warning("could not record the interrupted trials %s: %s",
+                               [t.number for t in pending], error)
 
     def _fill(self) -> None:
         """Keep ``n_workers`` evaluations in flight while the budget lasts."""
@@ -444,6 +497,7 @@ class _EvaluationLoop:
                     trials += self.optimizer.ask_trials(free - len(trials), self.strategy)
                 except SpaceExhausted as exhausted:
                     self.message = str(exhausted)
+            self.asked += trials
             for trial in trials:
                 self.submitted += 1
                 self._submit(_Job(trial))

@@ -10,11 +10,14 @@ candidates to evaluate next.
 from __future__ import annotations
 
 import numbers
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection._search import BaseSearchCV
+from scipy.stats import rankdata
+from sklearn.base import clone
+from sklearn.model_selection._search import BaseSearchCV, _yield_masked_array_for_each_param
 
 from ._checks import check_int
 from .history import check_strategy
@@ -48,6 +51,9 @@ class TreeBOSearchCV(BaseSearchCV):
         other parameter.
     n_iter : int, default 50
         Parameter settings evaluated in all, the initial design included.
+        With a ``storage`` that holds this search already (a ``fit`` that
+        was interrupted or crashed), the stored settings count: see
+        :meth:`fit`.
     surrogate : str or Surrogate, default "bwo"
         As for :class:`~treebo.Optimizer`.
     n_initial_points : int, default 5
@@ -132,22 +138,68 @@ scorer_, n_splits_, refit_time_, multimetric_
                              f"optimize, got refit={self.refit!r}")
         return "mean_test_score"
 
+    def fit(self, X: Any, y: Any = None, **params: Any) -> TreeBOSearchCV:
+        """Search, then refit the best setting (as ``GridSearchCV.fit``).
+
+        With a ``storage`` in ``optimizer_kwargs`` that already holds this
+        search, the settings cross-validated there count toward ``n_iter``
+        (as ``minimize`` counts stored evaluations toward ``n_calls``): only
+        the missing ones are evaluated, and ``cv_results_`` and ``best_*``
+        cover them all, the stored ones with the scores and times recorded
+        when they were cross-validated. When all ``n_iter`` are stored, the
+        best stored setting is cross-validated again (scikit-learn's ``fit``
+        evaluates at least one).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+        **params : dict
+            As for ``GridSearchCV.fit``.
+
+        Returns
+        -------
+        self
+        """
+        self._stored_rows: list[tuple[dict, dict]] = []
+        try:
+            super().fit(X, y, **params)
+            if self._stored_rows:
+                self._merge_stored_rows(X, y, params)
+        finally:
+            del self._stored_rows  # only this fit's
+        return self
+
     def _run_search(self, evaluate_candidates: Any, *, callback_ctx: Any = None) -> None:
         optimizer = self._make_optimizer()
         self.optimizer_ = optimizer
         key = self._score_key()
         n_evaluated, last_failure = 0, None
         try:
-            remaining = int(self.n_iter)
+            rows = _saved_rows(optimizer)
+            stored = [(t, rows[str(t.number)]) for t in optimizer.trials
+                      if t.status != "pending" and str(t.number) in rows]
+            remaining = int(self.n_iter) - optimizer.history.n_evaluated()
+            if remaining <= 0:
+                # Everything is stored, but scikit-learn's fit needs one evaluation.
+                complete = [t for t in optimizer.trials if t.status == "complete"]
+                if not complete:
+                    raise ValueError(f"the study in {optimizer.storage.name!r} holds n_iter="
+                                     f"{self.n_iter} settings and none could be fitted")
+                best = min(complete, key=lambda t: t.value)
+                stored = [(t, row) for t, row in stored if t is not best]
+                evaluate_candidates([_estimator_params(best.x)])
+                n_evaluated += 1
+            self._stored_rows = [(_estimator_params(t.x), row) for t, row in stored]
             while remaining > 0:
                 try:
-                    params = optimizer.ask(n_points=min(self.n_points, remaining),
-                                           strategy=self.strategy)
+                    trials = optimizer.ask_trials(min(self.n_points, remaining), self.strategy)
                 except SpaceExhausted:
                     break
-                remaining -= len(params)
+                remaining -= len(trials)
+                params = [_estimator_params(t.x) for t in trials]
                 try:
-                    results = evaluate_candidates([_estimator_params(p) for p in params])
+                    results = evaluate_candidates(params)
                 except ValueError as error:
                     # scikit-learn refuses a round in which every fit failed;
                     # for a sequential search that is one bad setting, not a
@@ -155,19 +207,81 @@ scorer_, n_splits_, refit_time_, multimetric_
                     if "fits failed" not in str(error):
                         raise
                     last_failure = str(error).strip()
-                    for p in params:
-                        optimizer.tell(p, None, error=last_failure.splitlines()[0])
+                    for trial in trials:
+                        optimizer.tell_trial(trial, None, error=last_failure.splitlines()[0])
                     continue
-                n_evaluated += len(params)
-                scores = np.asarray(results[key][-len(params):], dtype=float)
-                for p, score in zip(params, scores):
+                n_evaluated += len(trials)
+                scores = np.asarray(results[key][-len(trials):], dtype=float)
+                for i, (trial, score) in enumerate(zip(trials, scores)):
+                    rows[str(trial.number)] = _result_row(results, len(trials) - i)
                     # The optimizer minimizes; a NaN score becomes a failed trial.
-                    optimizer.tell(p, -score if np.isfinite(score) else None,
-                                   error=None if np.isfinite(score) else "score is not finite")
+                    optimizer.tell_trial(trial, -score if np.isfinite(score) else None,
+                                         error=None if np.isfinite(score)
+                                         else "score is not finite")
+                # Kept with the study, so that a resumed search reports these settings too.
+                optimizer.storage.record_ask([], {_ROWS_KEY: rows})
         finally:
             optimizer.close()
         if n_evaluated == 0 and last_failure is not None:
             raise ValueError(f"every setting failed to fit; the last error:\n{last_failure}")
+
+    def _merge_stored_rows(self, X: Any, y: Any, params: dict) -> None:
+        """Put the stored settings in front of ``cv_results_`` and choose the best again."""
+        new = self.cv_results_
+        settings = [p for p, _ in self._stored_rows] + list(new["params"])
+        merged: dict[str, Any] = {}
+        for column, values in new.items():
+            if column == "params" or column.startswith(("param_", "rank_")):
+                continue
+            merged[column] = np.concatenate([
+                np.array([row.get(column, np.nan) for _, row in self._stored_rows], dtype=float),
+                np.asarray(values, dtype=float)])
+        for column, values in _yield_masked_array_for_each_param(settings):
+            merged[column] = values
+        merged["params"] = settings
+        for column in [c for c in merged if c.startswith("mean_test_")]:
+            merged["rank_" + column[len("mean_"):]] = _ranks(merged[column])
+        self.cv_results_ = merged
+        if not (self.refit or not self.multimetric_):
+            return
+        refit_metric = self.refit if isinstance(self.refit, str) else "score"
+        self.best_index_ = self._select_best_index(self.refit, refit_metric, merged)
+        if not callable(self.refit):
+            self.best_score_ = merged[f"mean_test_{refit_metric}"][self.best_index_]
+        best_params = settings[self.best_index_]
+        changed = getattr(self, "best_params_", None) != best_params
+        self.best_params_ = best_params
+        if self.refit and changed:
+            fit_params = {k: v for k, v in params.items() if k != "groups"}
+            estimator = clone(self.estimator).set_params(**clone(best_params, safe=False))
+            start = time.time()
+            estimator.fit(X, **fit_params) if y is None else estimator.fit(X, y, **fit_params)
+            self.refit_time_ = time.time() - start
+            self.best_estimator_ = estimator
+
+
+#: The ``meta`` key under which a search keeps the ``cv_results_`` row of each
+#: cross-validated trial (by trial number), for a resumed search to report.
+_ROWS_KEY = "sklearn_cv_results"
+
+
+def _saved_rows(optimizer: Optimizer) -> dict[str, dict[str, float]]:
+    rows = optimizer.storage.load_meta().get(_ROWS_KEY, {})
+    return dict(rows) if isinstance(rows, dict) else {}
+
+
+def _result_row(results: dict, from_end: int) -> dict[str, float]:
+    """The numeric ``cv_results_`` columns of the candidate ``from_end`` rows from the end."""
+    return {column: float(values[-from_end]) for column, values in results.items()
+            if column != "params" and not column.startswith(("param_", "rank_"))}
+
+
+def _ranks(means: np.ndarray) -> np.ndarray:
+    """scikit-learn's ranking of mean scores: 1 is best, NaN ties with the worst."""
+    if np.isnan(means).all():
+        return np.ones_like(means, dtype=np.int32)
+    filled = np.nan_to_num(means, nan=np.nanmin(means) - 1)
+    return rankdata(-filled, method="min").astype(np.int32, copy=False)
 
 
 #: The parameter that chooses one dict of a list of search spaces (never an

@@ -96,7 +96,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 __all__ = ["Storage", "InMemoryStorage", "SQLiteStorage", "StorageMismatchError",
-           "StorageLockedError", "read_study", "open_study"]
+           "StorageLockedError", "StorageAccessError", "read_study", "open_study"]
 
 logger = logging.getLogger("treebo")
 
@@ -214,6 +214,108 @@ class StorageLockedError(RuntimeError):
     """Another live optimizer has the storage open."""
 
 
+class StorageAccessError(ValueError):
+    """The storage file cannot be used: the message names the file and the cause.
+
+    The causes told apart: the file or its directory is read-only for this
+    user or on a read-only file system, the disk is full (or the process's
+    file size limit is reached), another input/output error, a file that is
+    not an SQLite database, and the SQLite database of another application
+    (which is left unchanged).
+    """
+
+
+# SQLite's primary result codes (the low byte of an extended code).
+_SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 5, 8, 10, 11
+_SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
+
+_DISK_ERRNOS = {errno.ENOSPC: "the disk is full (no space left on the device)",
+                errno.EDQUOT: "the disk quota of this user is exceeded",
+                errno.EFBIG: "the file size limit of this process (ulimit -f) is reached",
+                errno.EROFS: "it is on a read-only file system",
+                errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+
+def _writable(path: Path) -> bool:
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)  # pragma: no cover - platforms without effective ids
+
+
+def _write_problem(path: Path) -> str | None:
+    """Why this process cannot write the study at ``path``, or ``None``.
+
+    SQLite writes the database and, next to it, its ``-wal`` and ``-shm``
+    files, so the directory must be writable too.
+    """
+    real = Path(os.path.realpath(path))
+    directory = real.parent
+    try:
+        read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs
+        read_only_fs = False
+    if read_only_fs:
+        return f"it is on a read-only file system (the one holding {str(directory)!r})"
+    if real.exists() and not _writable(real):
+        return ("the file is read-only for this user (no write permission); "
+                "read_study() can still read it")
+    if not _writable(directory):
+        return (f"its directory {str(directory)!r} is not writable by this user (SQLite "
+                "writes the study's -wal and -shm files there)")
+    return None
+
+
+def _disk_problem(path: Path) -> str | None:
+    """Why writing next to ``path`` may fail for lack of room, or ``None``."""
+    try:
+        info = os.statvfs(Path(os.path.realpath(path)).parent)
+        if info.f_bavail == 0:
+            return "the disk is full (no space left on the device)"
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs
+        pass
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+    if limit != resource.RLIM_INFINITY:
+        return f"the file size limit of this process (ulimit -f) is {limit} bytes"
+    return None
+
+
+def _access_error(path: Path, error: sqlite3.Error, *, writing: bool) -> StorageAccessError:
+    """A :class:`StorageAccessError` naming ``path`` and the cause of SQLite's ``error``."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    name, text = str(path), str(error)
+    if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
+        return StorageAccessError(f"storage {name!r} is not a treebo study database: it is not "
+                                  f"an SQLite database, or a damaged one ({text})")
+    action = "written" if writing else "read"
+    if primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+        cause = _write_problem(path) or "SQLite could not open it for writing"
+        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
+    if primary in (_SQLITE_IOERR, _SQLITE_FULL):
+        cause = _disk_problem(path) or "an input/output error of the disk or file system"
+        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
+    if primary == _SQLITE_BUSY:
+        return StorageAccessError(f"storage {name!r} is locked by another program ({text})")
+    return StorageAccessError(f"storage {name!r} cannot be {action}: {text}")
+
+
+def _os_access_error(path: Path, error: OSError) -> OSError:
+    """``error`` as a :class:`StorageAccessError` naming the study and the file, if it is
+    one of the access or disk errors; any other OSError unchanged."""
+    cause = _DISK_ERRNOS.get(error.errno)
+    if cause is None:
+        return error
+    if error.errno in (errno.EACCES, errno.EPERM):
+        cause = _write_problem(path) or cause
+    where = f" ({error.filename})" if error.filename else ""
+    return StorageAccessError(f"storage {str(path)!r} cannot be opened for writing: {cause} "
+                              f"({error.strerror or error}{where})")
+
+
 def _refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a file holding triggers or views: treebo creates neither, and a
     trigger would run on every write (it could delete or rewrite trials)."""
@@ -233,6 +335,66 @@ def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
         conn.close()
         raise ValueError(f"storage {str(path)!r} is damaged: its trials table has the "
                          f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}")
+
+
+_STUDY_COLUMNS = ("key", "value")
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before anything is written, an SQLite file that is not a treebo study.
+
+    A treebo study holds the tables ``study`` (``key``, ``value``) and
+    ``trials`` (:data:`_TRIAL_COLUMNS`), or some of them while it is being
+    created, and nothing else; an empty database is a new study. Anything
+    else belongs to another application and must be left as it is.
+    """
+    tables = sorted(row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+        "ESCAPE '\\'"))
+    problem = None
+    others = [name for name in tables if name not in ("study", "trials")]
+    if others:
+        problem = (f"it holds the table(s) {others}; a treebo study holds only 'study' and "
+                   "'trials'")
+    elif "study" in tables:
+        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(study)"))
+        if columns != _STUDY_COLUMNS:
+            problem = (f"its study table has the columns {list(columns)}; a treebo study's "
+                       f"has {list(_STUDY_COLUMNS)}")
+    if problem is None:
+        ids = conn.execute("PRAGMA application_id").fetchone()[0], conn.execute(
+            "PRAGMA user_version").fetchone()[0]
+        if ids != (0, 0):
+            problem = (f"it carries application_id {ids[0]} and user_version {ids[1]}, which "
+                       "treebo never sets")
+    if problem is not None:
+        conn.close()
+        raise StorageAccessError(
+            f"storage {str(path)!r} is not a treebo study: it is the SQLite database of "
+            f"another application ({problem}); it was left unchanged: give the study a file "
+            "of its own")
+
+
+def _precheck_existing(path: Path) -> None:
+    """Refuse a foreign or damaged file without writing anything, not even a lock file.
+
+    Read through a read-only connection; a file that cannot be read this way
+    is left to the main connection, which names the cause.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+    except (OSError, sqlite3.Error):
+        return
+    try:
+        try:
+            _refuse_code_objects(conn, path)
+            _refuse_foreign(conn, path)
+        except sqlite3.Error:
+            return
+    finally:
+        conn.close()
 
 
 class Storage:
@@ -282,6 +444,10 @@ class Storage:
         """Record the description of a new study."""
         raise NotImplementedError
 
+    def load_meta(self) -> dict[str, Any]:
+        """The opened study's ``meta`` as it is now (the states of its last ask included)."""
+        raise NotImplementedError
+
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         """Record newly asked (or re-offered) trials and update ``meta`` with ``state``."""
         raise NotImplementedError
@@ -328,6 +494,9 @@ class InMemoryStorage(Storage):
 
     def create(self, meta: dict[str, Any]) -> None:
         self._meta = copy.deepcopy(meta)
+
+    def load_meta(self) -> dict[str, Any]:
+        return copy.deepcopy(self._meta)
 
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         for trial in trials:
@@ -399,32 +568,47 @@ class SQLiteStorage(Storage):
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
-                raise ValueError(f"storage {str(self.path)!r} cannot be created: its directory "
-                                 f"cannot be made ({error.strerror or error})") from None
+                raise StorageAccessError(
+                    f"storage {str(self.path)!r} cannot be created: its directory cannot be "
+                    f"made ({error.strerror or error})") from None
+            problem = _write_problem(self.path)
+            if problem is not None:
+                raise StorageAccessError(f"storage {str(self.path)!r} cannot be written: "
+                                         f"{problem}")
+            _precheck_existing(self.path)
             if self.lock:
-                self._acquire_lock()
+                try:
+                    self._acquire_lock()
+                except OSError as error:
+                    raise _os_access_error(self.path, error) from None
         conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
+            # Everything is checked before the first write (the WAL switch included):
+            # a file that is not a treebo study is left byte for byte as it was.
             _refuse_code_objects(conn, self.path)
-            if read_only:
-                tables = {row[0] for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if not {"study", "trials"} <= tables:
-                    conn.close()
-                    raise sqlite3.DatabaseError("no study and trials tables")
-            else:
+            _refuse_foreign(conn, self.path)
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if read_only and not {"study", "trials"} <= tables:
+                conn.close()
+                raise StorageAccessError(f"storage {str(self.path)!r} is not a treebo study "
+                                         "database: it has no study and trials tables")
+            if "trials" in tables:
+                _check_trial_columns(conn, self.path)
+            if not read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
-            _check_trial_columns(conn, self.path)
-        except sqlite3.DatabaseError as error:
+                _check_trial_columns(conn, self.path)
+        except BaseException as error:
             if conn is not None:
                 conn.close()
             self._release_lock()
-            raise ValueError(f"storage {str(self.path)!r} is not a treebo study database: "
-                             f"{error}") from None
+            if isinstance(error, sqlite3.Error):
+                raise _access_error(self.path, error, writing=not read_only) from None
+            raise
         self._conn = conn
         return self
 
@@ -504,16 +688,25 @@ class SQLiteStorage(Storage):
         # cannot fail half-way for a reader upgrading to a writer.
         with self._mutex:
             db = self._db
-            db.execute("BEGIN IMMEDIATE")
             try:
+                # An interrupt (KeyboardInterrupt) can land between any two
+                # statements, BEGIN included: a transaction it left open is
+                # rolled back here rather than failing every later BEGIN.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                db.execute("BEGIN IMMEDIATE")
                 for sql, params in statements:
                     db.execute(sql, params)
                 db.execute("COMMIT")
-            except BaseException:
-                # A failed COMMIT (disk full) leaves the transaction open;
-                # without the rollback every later BEGIN would fail too.
+            except BaseException as error:
+                # A failed COMMIT (disk full) leaves the transaction open too.
                 if db.in_transaction:
-                    db.execute("ROLLBACK")
+                    try:
+                        db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the next write rolls it back
+                if isinstance(error, sqlite3.Error):
+                    raise _access_error(self.path, error, writing=True) from error
                 raise
 
     # -- study ------------------------------------------------------------------------
@@ -772,6 +965,8 @@ def open_study(storage: Storage, space: Space, settings: dict, streams: RandomSt
         return [], {}
     # JSON turns tuples into lists; compare like with like.
     settings = json.loads(json.dumps(settings))
+    if meta.get("space") == _legacy_space_description(space):
+        description = meta["space"]  # stored before categories were canonical
     check_same_study(storage.name, meta, description, settings,
                      streams.seed if seed_given else None)
     try:
@@ -791,9 +986,23 @@ def open_study(storage: Storage, space: Space, settings: dict, streams: RandomSt
 
 
 def space_description(space: Space) -> dict:
-    """:meth:`Space.to_dict` with object addresses removed from category reprs,
-    so that a category without a stable ``repr`` does not make every reopening
-    look like a different space."""
+    """:meth:`Space.to_dict` with each category written canonically (see :func:`_canonical_repr`).
+
+    Equal spaces get equal descriptions in every process: set elements are
+    sorted (a set's ``repr`` follows its hash order, which changes with
+    ``PYTHONHASHSEED``) and object addresses are removed (a category without a
+    stable ``repr`` would make every reopening look like a different space).
+    """
+    desc = space.to_dict()
+    for entry, dim in zip(desc["dimensions"], space.dimensions):
+        if "categories" in entry:
+            entry["categories"] = [_canonical_repr(c) for c in dim.categories]
+    return desc
+
+
+def _legacy_space_description(space: Space) -> dict:
+    """The description studies were stored with before categories were canonical: the
+    same text for every category but a set (whose elements it has in hash order)."""
     desc = space.to_dict()
     for dim in desc["dimensions"]:
         if "categories" in dim:
@@ -806,6 +1015,38 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 def _stable_repr(text: str) -> str:
     return _ADDRESS.sub("", text)
+
+
+def _canonical_repr(value: Any) -> str:
+    """``repr(value)`` that is the same in every process for equal values.
+
+    Sets and frozensets list their elements sorted by their canonical reprs,
+    dicts their items sorted by key; tuples and lists are written element by
+    element; anything else is its ``repr`` without object addresses. For
+    values without sets or dicts this is their plain ``repr``.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    str
+    """
+    if type(value) in (set, frozenset):
+        items = ", ".join(sorted(_canonical_repr(v) for v in value))
+        if type(value) is set:
+            return f"{{{items}}}" if items else "set()"
+        return f"frozenset({{{items}}})" if items else "frozenset()"
+    if type(value) is dict:
+        pairs = sorted((_canonical_repr(k), _canonical_repr(v)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    if type(value) is tuple:
+        items = [_canonical_repr(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if type(value) is list:
+        return f"[{', '.join(_canonical_repr(v) for v in value)}]"
+    return _stable_repr(repr(value))
 
 
 def stable_params(params: dict) -> dict:
@@ -830,10 +1071,14 @@ def check_same_study(path: Any, meta: dict, space: dict, settings: dict,
             f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "
             f"treebo writes version {FORMAT_VERSION}")
     if meta.get("space") != space:
+        stored, given = _describe_space(meta.get("space")), _describe_space(space)
+        if stored == given:  # a difference the summary does not show: show the entries
+            stored, given = (json.dumps(meta.get("space"), sort_keys=True),
+                             json.dumps(space, sort_keys=True))
         raise StorageMismatchError(
             f"storage {str(path)!r} holds a study of a different search space:\n"
-            f"  stored: {_describe_space(meta.get('space'))}\n"
-            f"  given:  {_describe_space(space)}\n"
+            f"  stored: {stored}\n"
+            f"  given:  {given}\n"
             "use another storage file to start a new study")
     stored = meta.get("settings", {})
     differ = [key for key in sorted(set(stored) | set(settings))
@@ -861,5 +1106,10 @@ def _describe_space(desc: dict | None) -> str:
             extra = f"({', '.join(dim['categories'])})"
         else:
             extra = ""
-        parts.append(f"{dim['name']}={dim['type']}{extra}")
-    return ", ".join(parts)
+        condition = ""
+        if dim.get("active_if"):
+            condition = " if " + " and ".join(f"{parent} in {codes}" for parent, codes
+                                              in sorted(dim["active_if"].items()))
+        parts.append(f"{dim['name']}={dim['type']}{extra}{condition}")
+    form = "dicts" if desc.get("points_are_dicts") else "lists"
+    return f"{', '.join(parts)}; points as {form}"
