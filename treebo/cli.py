@@ -130,7 +130,8 @@ def _refuse_objective_options(args: argparse.Namespace) -> None:
                                       ("--shell", args.shell), ("--timeout", args.timeout),
                                       ("--maximize", args.maximize),
                                       ("--n-initial-points", args.n_initial_points),
-                                      ("--n-jobs", args.n_jobs)) if value]
+                                      ("--n-jobs", args.n_jobs), ("--catch", args.catch))
+             if value]
     if given:
         raise _UsageError(f"{', '.join(given)} apply to a user's objective (FILE.py:FUNCTION, "
                           f"MODULE:FUNCTION or --command), not to the problem {args.problem!r}")

@@ -52,6 +52,11 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-initial-points", type=int,
                    help="points of the initial design (default: 5)")
     p.add_argument("--n-jobs", type=int, help="evaluations run at once (default: 1)")
+    p.add_argument("--catch", nargs="+", metavar="EXCEPTION",
+                   help="exception types of the function that are expected failed trials "
+                   "(builtin names such as ValueError, or module.Name); any other one stops "
+                   "the run (default: every exception is a failed trial, but a run whose "
+                   "first evaluations all raise the same type stops)")
 
 
 def _settings(args: argparse.Namespace) -> dict:
@@ -111,6 +116,7 @@ def minimize_user(args: argparse.Namespace) -> int:
     func, space = _objective(args)
     # A command gets its own timeout, which kills the command; a function needs a worker.
     timeout = None if args.command_line is not None else args.timeout
+    catch = tuple(_exception_class(name) for name in args.catch) if args.catch else None
     made = [0]
 
     def count(result: Any) -> None:
@@ -121,13 +127,16 @@ def minimize_user(args: argparse.Namespace) -> int:
             warnings.showwarning = _show_warning
             result = minimize(func, space, n_calls=args.n_calls, storage=args.storage,
                               progress_bar=not args.quiet, n_jobs=args.n_jobs, timeout=timeout,
-                              callback=count, **_settings(args))
+                              callback=count, catch=catch, **_settings(args))
     except StorageLockedError as error:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
         return 1
     except ObjectiveError as error:
         _print_cause(error.__cause__)
-        print(f"treebo minimize: error: {error}", file=sys.stderr)
+        hint = ""
+        if isinstance(error.__cause__, Exception):
+            hint = f" (on the command line: --catch {_catch_name(type(error.__cause__))})"
+        print(f"treebo minimize: error: {error}{hint}", file=sys.stderr)
         return 1
     n = len(result.func_vals)
     if args.storage:
@@ -143,6 +152,26 @@ def minimize_user(args: argparse.Namespace) -> int:
         print(f"{result.n_failed} evaluations failed; the first: "
               f"{next(e for e in result.errors if e).splitlines()[0]}")
     return 0
+
+
+def _exception_class(name: str) -> type:
+    """The exception class a ``--catch`` name gives: a builtin, or ``module.Name``."""
+    import builtins
+    import importlib
+
+    module, _, attribute = name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module) if module else builtins, attribute)
+    except (ImportError, AttributeError):
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        raise ValueError(f"--catch {name!r} is not an exception class (a builtin name such as "
+                         "ValueError, or module.Name)")
+    return cls
+
+
+def _catch_name(cls: type) -> str:
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 def _jsonable(value: Any) -> Any:

@@ -88,6 +88,9 @@ def load_function(target: str) -> Callable:
         except ImportError as error:
             raise ValueError(f"objective {target!r}: cannot import module {where!r}: "
                              f"{error}") from error
+        except Exception as error:
+            raise ValueError(f"objective {target!r}: module {where!r} raised "
+                             f"{type(error).__name__} when imported: {error}") from error
     value: Any = module
     for part in name.split("."):
         if not hasattr(value, part):
