@@ -366,14 +366,16 @@ def test_an_objective_with_a_bug_is_reported_at_once_and_stops_the_run(tmp_path)
                    *USER_FAST, cwd=tmp_path)
     assert done.returncode == 1
     err = done.stderr
-    first = err.index("treebo: warning: trial 0 failed: NameError: name 'undefined_name' is "
-                      "not defined")
+    first = err.index("treebo: warning: trial 0 failed (the first failed evaluation of this "
+                      "run; it is recorded as failed and the run goes on; result.errors lists "
+                      "every failure): NameError: name 'undefined_name' is not defined")
     # The user's frame of the failure, then the reason the run stopped.
     assert err.index('objective.py", line 10, in buggy') > first
     assert ("treebo minimize: error: the objective raised NameError in each of the first 5 "
             "evaluations (trials 0 to 4, recorded as failed in b.db); the run stopped") in err
     assert "failures.py" not in err and "parallel.py" not in err
-    assert "(on the command line: --catch NameError)" in err
+    assert err.endswith("treebo minimize: on the command line, --catch NameError makes such "
+                        "failures expected ones\n")
     assert _stored_trials(tmp_path / "b.db") == [(i, "failed", None) for i in range(5)]
     # Named in --catch, the same failures are expected ones: the run spends its budget.
     done = _treebo("minimize", "objective.py:buggy", "--n-calls", 7, "--catch", "NameError",

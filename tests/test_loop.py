@@ -27,8 +27,9 @@ def _buggy(x):
 
 def test_an_objective_that_always_raises_stops_within_the_initial_design(tmp_path):
     db = tmp_path / "s.db"
-    with pytest.warns(ObjectiveFailureWarning, match=r"trial 0 failed: NameError: name "
-                      "'undefined_name' is not defined") as caught:
+    with pytest.warns(ObjectiveFailureWarning, match=r"trial 0 failed \(the first failed "
+                      r"evaluation .*\): NameError: name 'undefined_name' is not defined$"
+                      ) as caught:
         with pytest.raises(ObjectiveError, match=r"raised NameError in each of the first 5 "
                            r"evaluations \(trials 0 to 4, recorded as failed in .*s\.db\)") as info:
             minimize(_buggy, [Real(0, 1)], n_calls=20, random_state=0, storage=db, **FAST)

@@ -133,10 +133,11 @@ def minimize_user(args: argparse.Namespace) -> int:
         return 1
     except ObjectiveError as error:
         _print_cause(error.__cause__)
-        hint = ""
+        print(f"treebo minimize: error: {error}", file=sys.stderr)
         if isinstance(error.__cause__, Exception):
-            hint = f" (on the command line: --catch {_catch_name(type(error.__cause__))})"
-        print(f"treebo minimize: error: {error}{hint}", file=sys.stderr)
+            print(f"treebo minimize: on the command line, --catch "
+                  f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
+                  file=sys.stderr)
         return 1
     n = len(result.func_vals)
     if args.storage:
@@ -192,6 +193,8 @@ def _print_cause(cause: BaseException | None) -> None:
     package = str(Path(__file__).resolve().parent)
     frames = [f for f in traceback.extract_tb(cause.__traceback__)
               if not str(Path(f.filename).resolve()).startswith(package)]
+    if not frames:  # raised by treebo itself (a command's failure): the message says it all
+        return
     lines = ["Traceback of the first failure (most recent call last):\n"]
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(cause), cause)

@@ -215,9 +215,9 @@ class FailureWatch:
             return f"stopped: trial {trial.number} raised {failure.type_name}, not in catch"
         if trial.status == "failed" and not self._warned:
             self._warned = True
-            warnings.warn(f"trial {trial.number} failed: {trial.error} (the first failed "
-                          "evaluation of this run; it is recorded as failed and the run goes "
-                          "on; result.errors lists every failure)", ObjectiveFailureWarning,
+            warnings.warn(f"trial {trial.number} failed (the first failed evaluation of this "
+                          "run; it is recorded as failed and the run goes on; result.errors "
+                          f"lists every failure): {trial.error}", ObjectiveFailureWarning,
                           stacklevel=_caller_level())
         if not self._leading_open:
             return None
@@ -264,14 +264,13 @@ class FailureWatch:
         shown = (f"trial {numbers[0]}" if len(numbers) == 1
                  else f"trials {numbers[0]} to {numbers[-1]}")
         if first is None:
-            advice = "Fix the objective: it must return a number"
-            detail = ""
+            advice = "Fix the objective: it must return a number."
         else:
             advice = (f"Fix the objective, or pass catch=({first.type_name}, ...) if such "
-                      "failures are expected and the run should go on")
-            detail = f" The first: {first.text}."
+                      f"failures are expected and the run should go on. The first failure: "
+                      f"{first.text}")
         error = ObjectiveError(
             f"the objective {kind} in each of the first {len(numbers)} evaluations ({shown}, "
-            f"recorded as failed{self.where}); the run stopped.{detail} {advice}")
+            f"recorded as failed{self.where}); the run stopped. {advice}")
         error.__cause__ = first.exception if first is not None else None
         return error
