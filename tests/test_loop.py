@@ -193,3 +193,23 @@ def test_ctrl_c_ends_with_a_short_traceback_and_a_resume_hint(tmp_path, stored):
     # The user's line, minimize's raise, nothing from inside the loop or scikit-learn.
     assert len(lines) <= 8, err
     assert "sklearn" not in err and "parallel.py" not in err
+
+
+def test_a_run_without_an_initial_design_is_not_stopped_by_its_first_failure():
+    # n_initial_points=0: still three failures in a row, not one, stop the run.
+    calls = []
+
+    def fails_twice(x):
+        calls.append(x)
+        if len(calls) <= 2:
+            raise RuntimeError("license server busy")
+        return x[0]
+
+    with pytest.warns(ObjectiveFailureWarning):
+        result = minimize(fails_twice, [Real(0, 1)], n_calls=6, n_initial_points=0,
+                          random_state=0, **FAST)
+    assert result.n_failed == 2 and len(result.func_vals) == 6
+    with pytest.warns(ObjectiveFailureWarning):
+        with pytest.raises(ObjectiveError, match="in each of the first 3 evaluations"):
+            minimize(_buggy, [Real(0, 1)], n_calls=6, n_initial_points=0, random_state=0,
+                     **FAST)

@@ -10,9 +10,9 @@ failed trials. So a run
   with the exception type and message;
 * stops and raises :class:`ObjectiveError`, chained to the objective's own
   exception, when its first evaluations (as many as the initial design,
-  at most ``n_calls``) all raise the same exception type, unless the user
-  named the exception types that count as failed trials (``catch=``), or
-  all return None (a forgotten ``return``);
+  at least 3, and at most the evaluations left to make) all raise the same
+  exception type, unless the user named the exception types that count as
+  failed trials (``catch=``), or all return None (a forgotten ``return``);
 * with ``catch=`` given, re-raises at once any exception that is not an
   instance of those types (the trial is recorded as failed first).
 

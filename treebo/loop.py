@@ -28,6 +28,10 @@ __all__ = ["minimize"]
 #: The keyword arguments minimize passes on to the Optimizer.
 _OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dimensions"}
 
+#: The fewest first evaluations failing the same way that stop a run (unless the run is
+#: shorter): a run with fewer initial points than this is not stopped by one or two failures.
+MIN_SYSTEMATIC = 3
+
 #: minimize's own keyword arguments (the loop's).
 _LOOP_ARGUMENTS = ("x0", "y0", "callback", "verbose", "n_jobs", "executor", "timeout",
                    "strategy", "max_retries", "progress_bar", "catch")
@@ -114,11 +118,12 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         The exceptions of ``func`` that count as failed trials. By default
         (None) every ``Exception`` does, so that an objective failing at some
         points does not cost the run, except that a run whose first
-        evaluations (as many as ``n_initial_points``, at most the evaluations
-        left to make) all raise the same exception type, or all return
-        None, stops and raises :class:`~treebo.failures.ObjectiveError`
-        chained to the first exception: that is a bug in the objective, not a
-        bad region of the space. When ``catch`` is given, those exceptions
+        evaluations (as many as ``n_initial_points``, at least
+        ``MIN_SYSTEMATIC`` = 3, at most the evaluations left to make) all
+        raise the same exception type, or all return None, stops and raises
+        :class:`~treebo.failures.ObjectiveError` chained to the first
+        exception: that is a bug in the objective, not a bad region of the
+        space. When ``catch`` is given, those exceptions
         are always failed trials and any other one stops the run at once and
         is raised; its trial is recorded as failed first.
     **settings
@@ -202,8 +207,8 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
     told_here = [0]
     in_memory = isinstance(optimizer.storage, InMemoryStorage)
     stored = "" if in_memory else f" in {optimizer.storage.name}"
-    watch = FailureWatch(optimizer, max(1, min(optimizer.n_initial_points, budget)), catch,
-                         stored)
+    n_abort = max(1, min(max(optimizer.n_initial_points, MIN_SYSTEMATIC), budget))
+    watch = FailureWatch(optimizer, n_abort, catch, stored)
 
     def on_tell(trial: Trial) -> str | None:
         told_here[0] += 1
