@@ -519,3 +519,12 @@ def test_ask_and_tell_errors_and_show(tmp_path, capsys):
     assert "best: trial 0, value 0.25 at lr=" in out
     assert out.splitlines()[-1].split()[:2] == ["1", "failed"]
     assert out.splitlines()[-1].endswith("out of memory")
+
+    # A study made by ask and tell goes on with minimize (its seed and settings are adopted).
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    assert main(["minimize", f"{tmp_path / 'objective.py'}:loss", "--space", str(space),
+                 "--storage", db, "--n-calls", "4", "--quiet"]) == 0
+    assert "4 evaluations, 2 of them in this call" in capsys.readouterr().out
+    rows = __import__("treebo.shared_study").shared_study.read_shared(db)[1]
+    assert [r["status"] for r in rows] == ["complete", "failed", "complete", "complete"]
+    assert rows[3]["value"] == pytest.approx(_loss(rows[3]["x"]), rel=1e-12)

@@ -159,7 +159,8 @@ def _minimize_problem(args: argparse.Namespace) -> int:
     overrides = {}
     if args.n_candidates is not None:
         overrides["n_candidates"] = args.n_candidates
-    spec = RunSpec(args.problem, args.surrogate, args.seed, args.n_calls, preset=args.preset,
+    seed = 0 if args.seed is None else args.seed
+    spec = RunSpec(args.problem, args.surrogate, seed, args.n_calls, preset=args.preset,
                    problem_params=params, overrides=overrides)
     if args.out:
         _refuse_recorded_run(Path(args.out), spec)
@@ -317,7 +318,8 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
     p.add_argument("--n-calls", type=int, default=100,
                    help="evaluations, the 5 initial points included (default: 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed / repeat index (default: 0)")
+    p.add_argument("--seed", type=int, help="seed / repeat index (default: 0 for a problem; "
+                   "for your objective a fresh seed, stored with the study)")
     p.add_argument("--preset", choices=PRESETS, default="default")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)")

@@ -52,9 +52,10 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-initial-points", type=int,
                    help="points of the initial design (default: 5)")
     p.add_argument("--n-jobs", type=int, help="evaluations run at once (default: 1)")
-    p.add_argument("--catch", nargs="+", metavar="EXCEPTION",
-                   help="exception types of the function that are expected failed trials "
-                   "(builtin names such as ValueError, or module.Name); any other one stops "
+    p.add_argument("--catch", action="append", metavar="EXCEPTION",
+                   help="an exception type of the objective that is an expected failed trial "
+                   "(repeatable; "
+                   "a builtin name such as ValueError, or module.Name); any other one stops "
                    "the run (default: every exception is a failed trial, but a run whose "
                    "first evaluations all raise the same type stops)")
 
