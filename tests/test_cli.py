@@ -298,3 +298,273 @@ def test_an_unwritable_out_or_storage_is_one_line_and_a_failure_before_the_run(
         (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
         assert line.startswith("treebo minimize: error: ") and str(locked) in line
         assert "not writable by this user" in line
+
+
+# -- a user's own objective --------------------------------------------------------------------
+ROOT = str(__import__("pathlib").Path(__import__("treebo").__file__).resolve().parent.parent)
+USER_FAST = ["--n-candidates", "256", "--quiet"]
+
+SPACE_TOML = """
+[[dimensions]]
+name = "lr"
+type = "Real"
+low = 0.0001
+high = 1.0
+prior = "log-uniform"
+
+[[dimensions]]
+name = "depth"
+type = "Integer"
+low = 1
+high = 10
+
+[[dimensions]]
+name = "kernel"
+type = "Categorical"
+categories = ["rbf", "linear"]
+"""
+
+OBJECTIVE = """
+import math
+
+def loss(x):
+    return (math.log10(x["lr"]) + 2) ** 2 + (x["depth"] - 4) ** 2 / 10 + (x["kernel"] == "rbf")
+
+loss.space = {"lr": (1e-4, 1.0), "depth": (1, 10), "kernel": ["rbf", "linear"]}
+
+def buggy(x):
+    return undefined_name * 2
+
+buggy.space = loss.space
+"""
+
+
+def _loss(x):
+    import math
+
+    return (math.log10(x["lr"]) + 2) ** 2 + (x["depth"] - 4) ** 2 / 10 + (x["kernel"] == "rbf")
+
+
+def _treebo(*argv, cwd, timeout=600):
+    env = {**__import__("os").environ, "PYTHONPATH": f"{ROOT}:{cwd}"}
+    return subprocess.run([sys.executable, "-m", "treebo", *map(str, argv)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_minimize_a_function_in_a_file_and_resume_it(tmp_path):
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    done = _treebo("minimize", "objective.py:loss", "--n-calls", 8, "--storage", "s.db",
+                   "--n-candidates", 256, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "8/8" in done.stderr  # the progress bar
+    assert "study s.db: 8 evaluations, 8 of them in this call" in done.stdout
+    rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "s.db")[1]
+    assert [r["status"] for r in rows] == ["complete"] * 8
+    for row in rows:  # the stored values are the function's at the stored points
+        assert row["value"] == pytest.approx(_loss(row["x"]), rel=1e-12)
+    best = min(rows, key=lambda r: r["value"])
+    assert f"best value {best['value']:.10g}" in done.stdout
+    assert json.loads(done.stdout.split("x = ", 1)[1]) == best["x"]
+
+    done = _treebo("minimize", "objective.py:loss", "--n-calls", 10, "--storage", "s.db",
+                   *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "10 evaluations, 2 of them in this call" in done.stdout
+    done = _treebo("minimize", "objective.py:loss", "--n-calls", 12, "--storage", "s.db",
+                   "--maximize", *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 2 and "direction: stored None, given 'maximize'" in done.stderr
+
+
+def test_minimize_module_function_with_a_space_file_and_maximize(tmp_path):
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(OBJECTIVE.replace("loss.space =", "unused =")
+                                      .replace("buggy.space = loss.space", ""))
+    (tmp_path / "space.toml").write_text(SPACE_TOML)
+    done = _treebo("minimize", "mypkg.model:loss", "--n-calls", 7, *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 2 and "has no search space: give --space FILE" in done.stderr
+    done = _treebo("minimize", "mypkg.model:loss", "--space", "space.toml", "--n-calls", 7,
+                   "--maximize", "--storage", "m.db", *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    meta, rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "m.db")
+    assert meta["settings"]["direction"] == "maximize"
+    best = max(rows, key=lambda r: r["value"])
+    assert f"best value {best['value']:.10g}" in done.stdout
+    show = _treebo("show", "m.db", cwd=tmp_path)
+    assert show.returncode == 0, show.stderr
+    assert "7 trials (7 complete, 0 failed, 0 pending); maximize" in show.stdout
+    assert f"best: trial {best['number']}, value {best['value']:.10g}" in show.stdout
+    header, *table = show.stdout.splitlines()[2:]
+    assert header.split() == ["trial", "status", "value", "lr", "depth", "kernel", "error"]
+    assert [line.split()[:2] for line in table] == [[str(i), "complete"] for i in range(7)]
+
+
+def test_an_objective_with_a_bug_is_reported_at_once_and_stops_the_run(tmp_path):
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    done = _treebo("minimize", "objective.py:buggy", "--n-calls", 30, "--storage", "b.db",
+                   *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 1
+    err = done.stderr
+    first = err.index("treebo: warning: trial 0 failed (the first failed evaluation of this "
+                      "run; it is recorded as failed and the run goes on; result.errors lists "
+                      "every failure): NameError: name 'undefined_name' is not defined")
+    # The user's frame of the failure, then the reason the run stopped.
+    assert err.index('objective.py", line 10, in buggy') > first
+    assert ("treebo minimize: error: the objective raised NameError in each of the first 5 "
+            "evaluations (trials 0 to 4, recorded as failed in b.db); the run stopped") in err
+    assert "failures.py" not in err and "parallel.py" not in err
+    assert err.endswith("treebo minimize: on the command line, --catch NameError makes such "
+                        "failures expected ones\n")
+    assert _stored_trials(tmp_path / "b.db") == [(i, "failed", None) for i in range(5)]
+    # Named in --catch, the same failures are expected ones: the run spends its budget.
+    done = _treebo("minimize", "objective.py:buggy", "--n-calls", 7, "--catch", "NameError",
+                   *USER_FAST, cwd=tmp_path)
+    assert done.returncode == 1 and "no successful evaluation in 7" in done.stdout
+
+
+TRAIN = """
+import argparse, json, sys, time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float)
+parser.add_argument("--depth", type=int)
+parser.add_argument("--kernel")
+args = parser.parse_args()
+loss = (args.lr - 0.1) ** 2 + args.depth / 100
+if args.depth == 7:
+    print("diverged at epoch 3", file=sys.stderr)
+    sys.exit(3)
+if args.depth == 9:
+    time.sleep(60)
+print("epoch 1: loss 12.5")
+print(json.dumps({"metrics": {"loss": loss}, "epochs": 10}))
+print(f"final loss {loss!r}")
+"""
+
+PLAIN_SPACE = """
+{"dimensions": [{"name": "lr", "type": "Real", "low": 0.0, "high": 1.0},
+                {"name": "depth", "type": "Integer", "low": 1, "high": 10},
+                {"name": "kernel", "type": "Categorical", "categories": ["rbf", "linear"]}]}
+"""
+
+
+@pytest.mark.parametrize("json_field", [None, "metrics.loss"])
+def test_minimize_runs_a_command_per_evaluation(tmp_path, json_field):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "space.json").write_text(PLAIN_SPACE)
+    command = f"{sys.executable} train.py --lr {{lr}} --depth {{depth}} --kernel {{kernel}}"
+    extra = ["--json-field", json_field] if json_field else []
+    done = _treebo("minimize", "--command", command, "--space", "space.json", "--n-calls", 12,
+                   "--timeout", 5, "--storage", "c.db", "--seed", 1, *extra, *USER_FAST,
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "c.db")[1]
+    assert len(rows) == 12
+    for row in rows:
+        x = row["x"]
+        if x["depth"] == 7:
+            assert row["status"] == "failed"
+            assert "command exited with status 3" in row["error"]
+            assert row["error"].endswith("standard error ends with:\ndiverged at epoch 3")
+        elif x["depth"] == 9:
+            assert row["status"] == "failed" and "timed out after 5 s" in row["error"]
+        else:  # the last number printed (or the JSON field), to the last bit
+            assert row["value"] == (x["lr"] - 0.1) ** 2 + x["depth"] / 100
+    assert {r["x"]["depth"] for r in rows} & {7, 9}, "no failing point was tried; pick a seed"
+
+
+def test_command_needs_a_space_and_known_placeholders(tmp_path, capsys):
+    (tmp_path / "space.json").write_text(PLAIN_SPACE)
+    space = str(tmp_path / "space.json")
+    assert main(["minimize", "--command", "echo {lr}"]) == 2
+    assert "--command needs --space FILE" in capsys.readouterr().err
+    assert main(["minimize", "--command", "echo {learning_rate}", "--space", space]) == 2
+    assert ("placeholder {learning_rate} names no dimension; the dimensions are ['lr', 'depth', "
+            "'kernel']") in capsys.readouterr().err
+    assert main(["minimize", "branin", "--space", space]) == 2
+    assert "--space apply to a user's objective" in capsys.readouterr().err
+    assert main(["minimize", "nofile.py:f"]) == 2
+    assert "objective file 'nofile.py' does not exist" in capsys.readouterr().err
+    assert main(["minimize"]) == 2
+    assert "minimize needs a problem name" in capsys.readouterr().err
+
+
+ASK_TELL_WORKER = """
+import json, subprocess, sys
+
+def treebo(*args):
+    done = subprocess.run([sys.executable, "-m", "treebo", *args], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+for _ in range({n}):
+    asked = json.loads(treebo("ask", "--storage", "shared.db", "--space", "space.toml",
+                              "--n-candidates", "256"))
+    x = asked["x"]
+    value = (x["lr"] - 0.01) ** 2 + x["depth"]
+    print(json.dumps({{"trial": asked["trial"], "x": x, "value": value}}), flush=True)
+    treebo("tell", "--storage", "shared.db", str(asked["trial"]), repr(value))
+"""
+
+
+def test_processes_ask_and_tell_one_study_at_once(tmp_path):
+    (tmp_path / "space.toml").write_text(SPACE_TOML)
+    (tmp_path / "worker.py").write_text(ASK_TELL_WORKER.format(n=3))
+    env = {**__import__("os").environ, "PYTHONPATH": ROOT}
+    workers = [subprocess.Popen([sys.executable, "worker.py"], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    seen = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=900)
+        assert worker.returncode == 0, err
+        seen += [json.loads(line) for line in out.splitlines()]
+    meta, rows = __import__("treebo.shared_study").shared_study.read_shared(
+        tmp_path / "shared.db")
+    # Nine asks, nine distinct trials, each told once with its worker's value: none lost,
+    # none given to two workers.
+    assert sorted(s["trial"] for s in seen) == list(range(9))
+    assert [r["status"] for r in rows] == ["complete"] * 9
+    for s in seen:
+        assert rows[s["trial"]]["x"] == s["x"] and rows[s["trial"]]["value"] == s["value"]
+    assert len({json.dumps(r["x"], sort_keys=True) for r in rows}) == 9
+
+
+def test_ask_and_tell_errors_and_show(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    space = tmp_path / "space.toml"
+    space.write_text(SPACE_TOML)
+    assert main(["ask", "--storage", db]) == 2
+    assert "the first ask needs the search space (--space FILE)" in capsys.readouterr().err
+    assert main(["ask", "--storage", db, "--space", str(space), "--seed", "4"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["trial"] == 0 and set(first["x"]) == {"lr", "depth", "kernel"}
+    assert main(["ask", "--storage", db]) == 0  # later asks use the stored space
+    assert json.loads(capsys.readouterr().out)["trial"] == 1
+    assert main(["tell", "--storage", db, "0", "0.25"]) == 0
+    assert "trial 0: complete; best value 0.25" in capsys.readouterr().out
+    assert main(["tell", "--storage", db, "0", "0.5"]) == 2
+    assert "trial 0 of" in capsys.readouterr().err
+    assert main(["tell", "--storage", db, "1", "--failed", "out of memory"]) == 0
+    assert main(["tell", "--storage", db, "5", "1"]) == 2
+    assert "has no trial 5 (its trials are 0 to 1)" in capsys.readouterr().err
+    assert main(["tell", "--storage", db, "1"]) == 2
+    assert main(["ask", "--storage", db, "--maximize"]) == 2
+    assert "direction" in capsys.readouterr().err
+    assert main(["show", db]) == 0
+    out = capsys.readouterr().out
+    assert "2 trials (1 complete, 1 failed, 0 pending); minimize" in out
+    assert "best: trial 0, value 0.25 at lr=" in out
+    assert out.splitlines()[-1].split()[:2] == ["1", "failed"]
+    assert out.splitlines()[-1].endswith("out of memory")
+
+    # A study made by ask and tell goes on with minimize (its seed and settings are adopted).
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    assert main(["minimize", f"{tmp_path / 'objective.py'}:loss", "--space", str(space),
+                 "--storage", db, "--n-calls", "4", "--quiet"]) == 0
+    assert "4 evaluations, 2 of them in this call" in capsys.readouterr().out
+    rows = __import__("treebo.shared_study").shared_study.read_shared(db)[1]
+    assert [r["status"] for r in rows] == ["complete", "failed", "complete", "complete"]
+    assert rows[3]["value"] == pytest.approx(_loss(rows[3]["x"]), rel=1e-12)

@@ -43,8 +43,9 @@ class EarlyStopper:
 
     The count starts at the first complete evaluation; failed evaluations
     count as evaluations without improvement. An evaluation *improves* when
-    its value is below the best value before it minus ``delta``, so with
-    ``delta=0`` any strictly better value resets the count.
+    its value is below the best value before it minus ``delta`` (above it
+    plus ``delta`` when the run maximizes), so with ``delta=0`` any strictly
+    better value resets the count.
 
     Parameters
     ----------
@@ -64,7 +65,8 @@ class EarlyStopper:
         self.message = None
 
     def __call__(self, result: Any) -> bool:
-        values = np.asarray(result.func_vals, dtype=float)
+        sign = _sign(result)
+        values = sign * np.asarray(result.func_vals, dtype=float)
         # Computed from the whole history rather than counted call by call,
         # so it also holds for resumed studies and parallel runs.
         last_improvement, best = None, math.inf
@@ -78,7 +80,7 @@ class EarlyStopper:
             return False
         stale = len(values) - 1 - last_improvement
         if stale >= self.patience:
-            self.message = (f"the best value {best:.6g} did not improve by more than "
+            self.message = (f"the best value {sign * best:.6g} did not improve by more than "
                             f"{self.delta:g} in the last {stale} evaluations")
             return True
         return False
@@ -126,7 +128,8 @@ class DeadlineStopper:
 
 
 class ThresholdStopper:
-    """Stop as soon as a value at or below ``threshold`` has been found.
+    """Stop as soon as a value at or below ``threshold`` (at or above it
+    when the run maximizes) has been found.
 
     Parameters
     ----------
@@ -143,7 +146,14 @@ class ThresholdStopper:
         self.message = None
 
     def __call__(self, result: Any) -> bool:
-        if np.isfinite(result.fun) and result.fun <= self.threshold:
-            self.message = f"reached {result.fun:.6g} <= threshold {self.threshold:g}"
+        sign = _sign(result)
+        if np.isfinite(result.fun) and sign * result.fun <= sign * self.threshold:
+            relation = "<=" if sign > 0 else ">="
+            self.message = f"reached {result.fun:.6g} {relation} threshold {self.threshold:g}"
             return True
         return False
+
+
+def _sign(result: Any) -> float:
+    """-1 for the result of a maximizing run, else 1: better values are lower once multiplied."""
+    return -1.0 if getattr(result, "direction", "minimize") == "maximize" else 1.0

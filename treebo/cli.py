@@ -1,7 +1,13 @@
-"""The ``treebo`` command: run benchmark problems, grids of runs, and draw regret curves.
+"""The ``treebo`` command: minimize your objective, ask and tell from the shell, run
+benchmark problems and grids of runs, and draw regret curves.
 
 ::
 
+    treebo minimize train.py:objective --space space.toml --n-calls 50 --storage s.db
+    treebo minimize --command 'python train.py --lr {lr}' --space space.toml --storage s.db
+    treebo ask --storage s.db --space space.toml
+    treebo tell --storage s.db 0 0.231
+    treebo show s.db
     treebo list
     treebo minimize branin --surrogate bwo --n-calls 100 --seed 0
     treebo minimize branin --n-calls 200 --storage branin.db   # run again to resume
@@ -109,6 +115,30 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
+    from .cli_study import is_user_target, minimize_user
+
+    if args.command_line is not None or is_user_target(args.problem):
+        return minimize_user(args)
+    if args.problem is None:
+        raise _UsageError("minimize needs a problem name, FILE.py:FUNCTION, MODULE:FUNCTION "
+                          "or --command CMD")
+    _refuse_objective_options(args)
+    return _minimize_problem(args)
+
+
+def _refuse_objective_options(args: argparse.Namespace) -> None:
+    given = [flag for flag, value in (("--space", args.space), ("--json-field", args.json_field),
+                                      ("--shell", args.shell), ("--timeout", args.timeout),
+                                      ("--maximize", args.maximize),
+                                      ("--n-initial-points", args.n_initial_points),
+                                      ("--n-jobs", args.n_jobs), ("--catch", args.catch))
+             if value]
+    if given:
+        raise _UsageError(f"{', '.join(given)} apply to a user's objective (FILE.py:FUNCTION, "
+                          f"MODULE:FUNCTION or --command), not to the problem {args.problem!r}")
+
+
+def _minimize_problem(args: argparse.Namespace) -> int:
     from ._progress import ProgressBar
     from .bench import RunSpec, append_record, default_n_initial, run_one
     from .problems import available_problems, get_problem
@@ -130,7 +160,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     overrides = {}
     if args.n_candidates is not None:
         overrides["n_candidates"] = args.n_candidates
-    spec = RunSpec(args.problem, args.surrogate, args.seed, args.n_calls, preset=args.preset,
+    seed = 0 if args.seed is None else args.seed
+    spec = RunSpec(args.problem, args.surrogate, seed, args.n_calls, preset=args.preset,
                    problem_params=params, overrides=overrides)
     if args.out:
         _check_out_dir(Path(args.out))
@@ -307,12 +338,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
 # -- parser ----------------------------------------------------------------------------------
 def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     from .bench import PRESETS
+    from .cli_study import add_objective_arguments
 
-    p.add_argument("problem", help="problem name (see `treebo list`)")
+    p.add_argument("problem", nargs="?", metavar="TARGET",
+                   help="a problem name (see `treebo list`), or your objective as "
+                   "FILE.py:FUNCTION or MODULE:FUNCTION")
     p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
     p.add_argument("--n-calls", type=int, default=100,
                    help="evaluations, the 5 initial points included (default: 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed / repeat index (default: 0)")
+    p.add_argument("--seed", type=int, help="seed / repeat index (default: 0 for a problem; "
+                   "for your objective a fresh seed, stored with the study)")
     p.add_argument("--preset", choices=PRESETS, default="default")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)")
@@ -326,6 +361,7 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
                    "told; if FILE already holds this run's study, it is resumed: only the "
                    "evaluations missing to --n-calls are made (not with --out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_objective_arguments(p)
 
 
 def _bench_arguments(p: argparse.ArgumentParser) -> None:
@@ -379,10 +415,51 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
                    "most important first (default: 6)")
 
 
+def _ask_arguments(p: argparse.ArgumentParser) -> None:
+    from .cli_study import add_ask_arguments
+
+    add_ask_arguments(p)
+
+
+def _tell_arguments(p: argparse.ArgumentParser) -> None:
+    from .cli_study import add_tell_arguments
+
+    add_tell_arguments(p)
+
+
+def _show_arguments(p: argparse.ArgumentParser) -> None:
+    from .cli_study import add_show_arguments
+
+    add_show_arguments(p)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from .cli_study import cmd_ask
+
+    return cmd_ask(args)
+
+
+def _cmd_tell(args: argparse.Namespace) -> int:
+    from .cli_study import cmd_tell
+
+    return cmd_tell(args)
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .cli_study import cmd_show
+
+    return cmd_show(args)
+
+
 # name -> (help, function adding the subcommand's arguments or None, the subcommand)
 _COMMANDS: dict[str, tuple[str, Callable | None, Callable]] = {
     "list": ("list problems and surrogates", None, _cmd_list),
-    "minimize": ("minimize one benchmark problem", _minimize_arguments, _cmd_minimize),
+    "minimize": ("minimize your objective (a Python function or a command) or a benchmark "
+                 "problem", _minimize_arguments, _cmd_minimize),
+    "ask": ("propose a point of a stored study; prints {\"trial\": N, \"x\": {...}}",
+            _ask_arguments, _cmd_ask),
+    "tell": ("record the value of an asked trial", _tell_arguments, _cmd_tell),
+    "show": ("print a stored study's best trial and its trials", _show_arguments, _cmd_show),
     "bench": ("run a grid of problems x surrogates x seeds", _bench_arguments, _cmd_bench),
     "plot": ("draw regret and time figures, one per problem", _plot_arguments, _cmd_plot),
     "summary": ("Markdown table of median final log10 regret", _summary_arguments,
@@ -401,6 +478,7 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     """
     parser = argparse.ArgumentParser(
         prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
+        "your own objective (a Python function or a command), ask and tell from the shell, "
         "benchmark problems, regret-curve grids and figures.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (text, add_arguments, func) in _COMMANDS.items():

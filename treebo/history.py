@@ -138,7 +138,8 @@ class OptimizeResult(_ScipyResult):
     Attributes
     ----------
     x : list or dict
-        Best point found (lowest value among complete trials).
+        Best point found (lowest value among complete trials, highest when
+        maximizing).
     fun : float
         Its value.
     x_iters : list
@@ -157,6 +158,8 @@ class OptimizeResult(_ScipyResult):
         The search space.
     n_failed : int
         Number of failed evaluations.
+    direction : {"minimize", "maximize"}
+        Whether ``x`` and ``fun`` are the lowest or the highest value found.
     message : str
         Why the run ended.
 

@@ -17,18 +17,24 @@ from typing import Any
 
 from ._checks import check_int
 from ._progress import ProgressBar
+from .failures import FailureWatch, GuardedObjective, check_catch
 from .history import OptimizeResult, Trial, check_strategy
 from .optimizer import Optimizer
 from .parallel import resolve_executor, run_evaluations
+from .storage import InMemoryStorage
 
 __all__ = ["minimize"]
 
 #: The keyword arguments minimize passes on to the Optimizer.
 _OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dimensions"}
 
+#: The fewest first evaluations failing the same way that stop a run (unless the run is
+#: shorter): a run with fewer initial points than this is not stopped by one or two failures.
+MIN_SYSTEMATIC = 3
+
 #: minimize's own keyword arguments (the loop's).
 _LOOP_ARGUMENTS = ("x0", "y0", "callback", "verbose", "n_jobs", "executor", "timeout",
-                   "strategy", "max_retries", "progress_bar")
+                   "strategy", "max_retries", "progress_bar", "catch")
 
 
 def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, *,
@@ -36,6 +42,7 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
              callback: Callable | Iterable[Callable] | None = None, verbose: bool = False,
              n_jobs: int | None = None, executor: Any = None, timeout: float | None = None,
              strategy: str = "cl_min", max_retries: int = 1, progress_bar: bool = False,
+             catch: type[Exception] | tuple[type[Exception], ...] | None = None,
              **settings: Any) -> OptimizeResult:
     """Minimize a black-box function with a tree-ensemble surrogate.
 
@@ -45,9 +52,13 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         ``func(x) -> float`` with ``x`` a list (or a dict, when the space was
         given as a dict) of values. An exception (``SystemExit`` included,
         and ``KeyboardInterrupt`` raised in a worker), ``None``, NaN or
-        infinity gives a failed evaluation, never retried; the run goes on.
-        Ctrl-C in the calling process stops the run, leaves the evaluations
-        in flight pending (a resume offers them again) and re-raises. To run in worker
+        infinity gives a failed evaluation, never retried; the run goes on,
+        except as ``catch`` says. The first failed evaluation of a run is
+        reported at once with an
+        :class:`~treebo.failures.ObjectiveFailureWarning`. Ctrl-C in the
+        calling process stops the run, leaves the evaluations in flight
+        pending (a resume offers them again) and raises ``KeyboardInterrupt``
+        with a one-line message that says how to resume. To run in worker
         processes (``n_jobs > 1``, ``timeout``, Dask) it must be picklable
         by cloudpickle: functions, lambdas and closures all are.
     dimensions : Space, list or dict of dimensions
@@ -103,6 +114,18 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
         are never retried: they are failed evaluations.
     progress_bar : bool, default False
         Show a :class:`~treebo._progress.ProgressBar` on standard error.
+    catch : exception class or tuple of them, optional
+        The exceptions of ``func`` that count as failed trials. By default
+        (None) every ``Exception`` does, so that an objective failing at some
+        points does not cost the run, except that a run whose first
+        evaluations (as many as ``n_initial_points``, at least
+        ``MIN_SYSTEMATIC`` = 3, at most the evaluations left to make) all
+        raise the same exception type, or all return None, stops and raises
+        :class:`~treebo.failures.ObjectiveError` chained to the first
+        exception: that is a bug in the objective, not a bad region of the
+        space. When ``catch`` is given, those exceptions
+        are always failed trials and any other one stops the run at once and
+        is raised; its trial is recorded as failed first.
     **settings
         Any parameter of :class:`~treebo.optimizer.Optimizer` (``surrogate``,
         ``random_state``, ``storage``, ``n_initial_points``, ...), with the
@@ -112,13 +135,21 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     -------
     OptimizeResult
         ``x``, ``fun``, ``x_iters``, ``func_vals``, ``statuses``, ``errors``,
-        ``fit_time``, ``acq_time``, ``space``, ``message``.
+        ``fit_time``, ``acq_time``, ``space``, ``direction``, ``message``.
+
+    Raises
+    ------
+    treebo.failures.ObjectiveError
+        When the first evaluations all fail the same way (see ``catch``).
+    KeyboardInterrupt
+        On Ctrl-C; every evaluation told before is kept in the storage.
     """
     n_calls = check_int(n_calls, "n_calls")
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")
     callbacks = _as_callbacks(callback)
     check_strategy(strategy)
+    catch = check_catch(catch)
     max_retries = check_int(max_retries, "max_retries", 0)
     # Validate the parallel arguments before any storage is opened.
     resolve_executor(n_jobs, executor, timeout, dry_run=True)
@@ -130,14 +161,28 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     optimizer = Optimizer(dimensions, **settings)
     try:
         return _run(optimizer, func, n_calls, x0, y0, callbacks, verbose, n_jobs, executor,
-                    timeout, strategy, max_retries, progress_bar)
+                    timeout, strategy, max_retries, progress_bar, catch)
+    except KeyboardInterrupt:
+        # A short traceback that ends at the user's call, not inside a surrogate's fit.
+        stored = settings.get("storage") is not None
+        raise KeyboardInterrupt(_resume_hint(optimizer, stored)) from None
     finally:
         optimizer.close()
 
 
+def _resume_hint(optimizer: Optimizer, stored: bool) -> str:
+    n = optimizer.history.n_evaluated()
+    if stored:
+        return (f"interrupted after {n} evaluations, all recorded in {optimizer.storage.name}; "
+                "the same call resumes the study")
+    return (f"interrupted after {n} evaluations, which are lost: pass storage='study.db' to "
+            "record a run so that it can be resumed")
+
+
 def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
          callbacks: list[Callable], verbose: bool, n_jobs: Any, executor: Any, timeout: Any,
-         strategy: str, max_retries: int, progress_bar: bool) -> OptimizeResult:
+         strategy: str, max_retries: int, progress_bar: bool,
+         catch: tuple[type[BaseException], ...] | None) -> OptimizeResult:
     x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []
     if y0 is not None:
         y0 = _as_list(y0, "y0", "a list of numbers, one per point of x0")
@@ -160,14 +205,21 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
     if bar is not None and n_before:
         bar.update(n_before)
     told_here = [0]
+    in_memory = isinstance(optimizer.storage, InMemoryStorage)
+    stored = "" if in_memory else f" in {optimizer.storage.name}"
+    n_abort = max(1, min(max(optimizer.n_initial_points, MIN_SYSTEMATIC), budget))
+    watch = FailureWatch(optimizer, n_abort, catch, stored)
 
     def on_tell(trial: Trial) -> str | None:
         told_here[0] += 1
+        stop = watch.check(trial)
         result = optimizer.get_result()
         if verbose:
             _report(n_before + told_here[0] - 1, n_calls, trial, result)
         if bar is not None:
             bar.update(best=result.fun)
+        if stop is not None:
+            return stop
         for cb in callbacks:
             if cb(result):
                 reason = getattr(cb, "message", None)
@@ -177,12 +229,14 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
 
     executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout, max_workers=budget)
     try:
-        message = run_evaluations(optimizer, func, budget, x0=x0, executor=executor,
-                                  n_workers=n_workers, owned=owned, timeout=timeout,
-                                  strategy=strategy, max_retries=max_retries, on_tell=on_tell)
+        message = run_evaluations(watch, GuardedObjective(func, catch), budget, x0=x0,
+                                  executor=executor, n_workers=n_workers, owned=owned,
+                                  timeout=timeout, strategy=strategy, max_retries=max_retries,
+                                  on_tell=on_tell)
     finally:
         if bar is not None:
             bar.close()
+    watch.raise_if_stopped()
     result = optimizer.get_result()
     result.message = message or f"reached n_calls={n_calls}"
     if verbose:

@@ -50,7 +50,10 @@ __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
 logger = logging.getLogger("treebo")
 
 #: What reopening a storage does with trials a dead run left pending.
-RESUME_PENDING = ("retry", "fail")
+RESUME_PENDING = ("retry", "fail", "keep")
+
+#: What a study does with the objective's values.
+DIRECTIONS = ("minimize", "maximize")
 
 #: How many times ``resume_pending="retry"`` offers one pending trial again
 #: across resumes. A point whose evaluation kills the process (a segfault, the
@@ -145,7 +148,17 @@ local_center_spacing
         resumes (an offer whose evaluation ``minimize`` stopped for Ctrl-C
         is not counted, see :meth:`mark_interrupted`); a trial still pending
         after that (its evaluation may kill the process) is recorded as
-        failed with the reason when the study is next opened.
+        failed with the reason when the study is next opened. ``"keep"``
+        leaves them pending, shown to the surrogate as constant lies and never
+        proposed again: for a study shared by processes that ask and tell on
+        their own (``treebo ask`` and ``treebo tell``), whose pending trials
+        are being evaluated elsewhere.
+    direction : {"minimize", "maximize"}, default "minimize"
+        Whether low or high values are better. A maximized study models and
+        records the negated values: ``trials``, the storage and
+        ``failure_value`` hold ``-y``, while :meth:`get_result` reports the
+        objective's own values (``fun`` is the largest one). A stored study
+        resumes only with the direction it was made with.
 
     Attributes
     ----------
@@ -174,7 +187,7 @@ local_center_spacing
                  acquisition_params: dict | None = None,
                  failure_value: str | float = "worst", y_transform: str = "auto",
                  random_state: Any = None, storage: str | os.PathLike | Storage | None = None,
-                 resume_pending: str = "retry"):
+                 resume_pending: str = "retry", direction: str = "minimize"):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self._surrogate, self.surrogate_name = _prototype(surrogate, surrogate_params)
         self.pipeline = ProposalPipeline.from_settings(
@@ -195,6 +208,7 @@ local_center_spacing
         self.failure_value = failure_value
         self.y_transform = check_choice(y_transform, "y_transform", Y_TRANSFORMS)
         self.resume_pending = check_choice(resume_pending, "resume_pending", RESUME_PENDING)
+        self.direction = check_choice(direction, "direction", DIRECTIONS)
         self.random_state = random_state
         self._streams = RandomStreams(random_state)
         self.storage = _as_storage(storage)
@@ -406,11 +420,12 @@ local_center_spacing
         """The result so far, as :class:`OptimizeResult`."""
         told = self.history.told_columns()
         best = told.best
+        sign = -1.0 if self.direction == "maximize" else 1.0
         return OptimizeResult(
             x=best.x if best else None,
-            fun=best.value if best else math.nan,
+            fun=sign * best.value if best else math.nan,
             x_iters=list(told.x),
-            func_vals=told.column(0),
+            func_vals=told.column(0) if sign > 0 else -told.column(0),
             statuses=list(told.status),
             errors=list(told.error),
             fit_time=told.column(1),
@@ -419,6 +434,7 @@ local_center_spacing
             n_failed=told.n_failed,
             surrogate=self.surrogate_name,
             random_state=self.random_state,
+            direction=self.direction,
             message="",
         )
 
@@ -474,6 +490,8 @@ local_center_spacing
     def _tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
                     eval_time: float | None = None) -> None:
         value, failure = as_value(y)
+        if value is not None and self.direction == "maximize":
+            value = -value
         if error is not None:
             failure = str(error)
         self.history.tell(trial, value, failure, eval_time, self.storage.record_tell)
@@ -487,7 +505,10 @@ local_center_spacing
                 "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
                 "n_initial_points": self.n_initial_points,
                 "initial_design": self.initial_design, **self.pipeline.get_params(),
-                "failure_value": self.failure_value, "y_transform": self.y_transform}
+                "failure_value": self.failure_value, "y_transform": self.y_transform,
+                # Only a maximized study records its direction, so that minimized
+                # studies stored without the key still resume.
+                **({"direction": "maximize"} if self.direction == "maximize" else {})}
 
     def _open_study(self) -> list[Trial]:
         """Create the study in the storage, or check it is this one and load its trials."""
@@ -500,6 +521,8 @@ local_center_spacing
         """Offer a resumed study's pending trials again, or fail them (``resume_pending``)."""
         for trial in [t for t in self.trials if t.status == "pending"]:
             offered = self._resume_offers.get(str(trial.number), 0)
+            if self.resume_pending == "keep":
+                continue
             if self.resume_pending == "fail":
                 self._tell_trial(trial, None, error="abandoned: the run that asked for this "
                                  "point ended before telling its value")

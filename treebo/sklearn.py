@@ -32,8 +32,9 @@ class TreeBOSearchCV(BaseSearchCV):
 
     Each round asks the optimizer for ``n_points`` parameter settings (a
     constant-liar batch), cross-validates them all (in parallel over
-    settings and folds with ``n_jobs``), and tells it the negated mean test
-    score, until ``n_iter`` settings have been evaluated.
+    settings and folds with ``n_jobs``), and tells it the mean test score
+    (the optimizer maximizes it: ``direction="maximize"``), until ``n_iter``
+    settings have been evaluated.
 
     Parameters
     ----------
@@ -119,14 +120,16 @@ scorer_, n_splits_, refit_time_, multimetric_
         check_int(self.n_iter, "n_iter")
         check_int(self.n_points, "n_points")
         check_strategy(self.strategy)
-        taken = {"space", "surrogate", "n_initial_points", "random_state"}
+        taken = {"space", "surrogate", "n_initial_points", "random_state", "direction"}
         clash = sorted(taken & set(self.optimizer_kwargs or {}))
         if clash:
-            raise ValueError(f"optimizer_kwargs must not set {clash}: they are parameters of "
-                             "TreeBOSearchCV itself")
+            raise ValueError(f"optimizer_kwargs must not set {clash}: TreeBOSearchCV sets them "
+                             "(a score is always maximized; the others are its own "
+                             "parameters)")
         return Optimizer(space, self.surrogate,
                          n_initial_points=self.n_initial_points,
-                         random_state=self.random_state, **(self.optimizer_kwargs or {}))
+                         random_state=self.random_state, direction="maximize",
+                         **(self.optimizer_kwargs or {}))
 
     def _score_key(self) -> str:
         """The ``cv_results_`` column the optimizer minimizes (negated)."""
@@ -214,8 +217,8 @@ scorer_, n_splits_, refit_time_, multimetric_
                 scores = np.asarray(results[key][-len(trials):], dtype=float)
                 for i, (trial, score) in enumerate(zip(trials, scores)):
                     rows[str(trial.number)] = _result_row(results, len(trials) - i)
-                    # The optimizer minimizes; a NaN score becomes a failed trial.
-                    optimizer.tell_trial(trial, -score if np.isfinite(score) else None,
+                    # A NaN score becomes a failed trial.
+                    optimizer.tell_trial(trial, score if np.isfinite(score) else None,
                                          error=None if np.isfinite(score)
                                          else "score is not finite")
                 # Kept with the study, so that a resumed search reports these settings too.

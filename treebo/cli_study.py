@@ -1,0 +1,317 @@
+"""The ``treebo`` subcommands for a user's own study: minimize a function or a command,
+ask, tell and show.
+
+::
+
+    treebo minimize train.py:objective --space space.toml --n-calls 50 --storage s.db
+    treebo minimize --command 'python train.py --lr {lr}' --space space.toml --storage s.db
+    treebo ask --storage s.db --space space.toml   # {"trial": 0, "x": {"lr": 0.01}}
+    treebo tell --storage s.db 0 0.231
+    treebo show s.db
+
+:mod:`treebo.cli` parses the arguments and hands them here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+__all__ = ["is_user_target", "minimize_user", "add_objective_arguments", "add_ask_arguments",
+           "add_tell_arguments", "add_show_arguments", "cmd_ask", "cmd_tell", "cmd_show"]
+
+
+def is_user_target(target: str | None) -> bool:
+    """Whether a ``minimize`` target names a user's function rather than a problem."""
+    return target is not None and ":" in target
+
+
+def add_objective_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``minimize`` options for a user's objective (see :func:`minimize_user`)."""
+    p.add_argument("--command", metavar="CMD", dest="command_line",
+                   help="evaluate each point by running CMD, with {name} replaced by the value "
+                   "of dimension name; its value is the last number it prints (needs --space)")
+    p.add_argument("--space", metavar="FILE",
+                   help="search space file, TOML or JSON (for FILE.py:FUNCTION, default: the "
+                   "function's `space` attribute)")
+    p.add_argument("--json-field", metavar="NAME",
+                   help="with --command: read the value from this field of the last JSON "
+                   "line the command prints (a.b for a nested field)")
+    p.add_argument("--shell", action="store_true",
+                   help="with --command: run CMD with /bin/sh, each value quoted")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="seconds one evaluation may run; a longer one is a failed trial")
+    p.add_argument("--maximize", action="store_true",
+                   help="look for the largest value instead of the smallest")
+    p.add_argument("--n-initial-points", type=int,
+                   help="points of the initial design (default: 5)")
+    p.add_argument("--n-jobs", type=int, help="evaluations run at once (default: 1)")
+    p.add_argument("--catch", action="append", metavar="EXCEPTION",
+                   help="an exception type of the objective that is an expected failed trial "
+                   "(repeatable; "
+                   "a builtin name such as ValueError, or module.Name); any other one stops "
+                   "the run (default: every exception is a failed trial, but a run whose "
+                   "first evaluations all raise the same type stops)")
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    settings: dict[str, Any] = {}
+    if getattr(args, "surrogate", None) is not None:
+        settings["surrogate"] = args.surrogate
+    if getattr(args, "seed", None) is not None:
+        settings["random_state"] = args.seed
+    if getattr(args, "n_initial_points", None) is not None:
+        settings["n_initial_points"] = args.n_initial_points
+    if getattr(args, "n_candidates", None) is not None:
+        settings["n_candidates"] = args.n_candidates
+    if args.maximize:
+        settings["direction"] = "maximize"
+    return settings
+
+
+def _objective(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The objective and its space, from the target or ``--command``, and ``--space``."""
+    from .objective import function_space, load_function, load_space_file
+
+    space = load_space_file(args.space) if args.space else None
+    if args.command_line is not None:
+        if args.problem is not None:
+            raise ValueError(f"give either a target ({args.problem!r}) or --command, not both")
+        if space is None:
+            raise ValueError("--command needs --space FILE: the dimensions fill its "
+                             "placeholders")
+        from .command import CommandObjective
+
+        func = CommandObjective(args.command_line, space.names, json_field=args.json_field,
+                                timeout=args.timeout, shell=args.shell)
+        return func, space
+    for option in ("json_field", "shell"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')} only applies with --command")
+    func = load_function(args.problem)
+    space = space if space is not None else function_space(func)
+    if space is None:
+        raise ValueError(f"{args.problem!r} has no search space: give --space FILE, or set "
+                         f"{args.problem.rpartition(':')[2]}.space = {{...}} in its module")
+    return func, space
+
+
+def minimize_user(args: argparse.Namespace) -> int:
+    """``treebo minimize FILE.py:FUNCTION | MODULE:FUNCTION | --command CMD``."""
+    from . import minimize
+    from .failures import ObjectiveError
+    from .storage import StorageLockedError
+
+    for option, flag in (("out", "--out"), ("param", "--param")):
+        if getattr(args, option, None):
+            raise ValueError(f"{flag} applies to benchmark problems only; a user's objective "
+                             "is recorded with --storage")
+    if args.preset != "default":
+        raise ValueError("--preset applies to benchmark problems only")
+    func, space = _objective(args)
+    # A command gets its own timeout, which kills the command; a function needs a worker.
+    timeout = None if args.command_line is not None else args.timeout
+    catch = tuple(_exception_class(name) for name in args.catch) if args.catch else None
+    made = [0]
+
+    def count(result: Any) -> None:
+        made[0] += 1
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            result = minimize(func, space, n_calls=args.n_calls, storage=args.storage,
+                              progress_bar=not args.quiet, n_jobs=args.n_jobs, timeout=timeout,
+                              callback=count, catch=catch, **_settings(args))
+    except StorageLockedError as error:
+        print(f"treebo minimize: error: {error}", file=sys.stderr)
+        return 1
+    except ObjectiveError as error:
+        _print_cause(error.__cause__)
+        print(f"treebo minimize: error: {error}", file=sys.stderr)
+        if isinstance(error.__cause__, Exception):
+            print(f"treebo minimize: on the command line, --catch "
+                  f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
+                  file=sys.stderr)
+        return 1
+    n = len(result.func_vals)
+    if args.storage:
+        print(f"study {args.storage}: {n} evaluations, {made[0]} of them in this call")
+    if result.x is None:
+        errors = sorted({e.splitlines()[0] for e in result.errors if e})
+        print(f"no successful evaluation in {n}; errors: {errors}")
+        return 1
+    index = int(result.func_vals.tolist().index(result.fun))
+    print(f"best value {result.fun:.10g} at evaluation {index + 1} of {n}")
+    print(f"x = {json.dumps(_jsonable(result.x))}")
+    if result.n_failed:
+        print(f"{result.n_failed} evaluations failed; the first: "
+              f"{next(e for e in result.errors if e).splitlines()[0]}")
+    return 0
+
+
+def _exception_class(name: str) -> type:
+    """The exception class a ``--catch`` name gives: a builtin, or ``module.Name``."""
+    import builtins
+    import importlib
+
+    module, _, attribute = name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module) if module else builtins, attribute)
+    except (ImportError, AttributeError):
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        raise ValueError(f"--catch {name!r} is not an exception class (a builtin name such as "
+                         "ValueError, or module.Name)")
+    return cls
+
+
+def _catch_name(cls: type) -> str:
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+
+
+def _jsonable(value: Any) -> Any:
+    from .shared_study import jsonable
+
+    return jsonable(value)
+
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    print(f"treebo: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _print_cause(cause: BaseException | None) -> None:
+    """The traceback of the objective's exception, without treebo's own frames."""
+    if cause is None or cause.__traceback__ is None:
+        return
+    package = str(Path(__file__).resolve().parent)
+    frames = [f for f in traceback.extract_tb(cause.__traceback__)
+              if not str(Path(f.filename).resolve()).startswith(package)]
+    if not frames:  # raised by treebo itself (a command's failure): the message says it all
+        return
+    lines = ["Traceback of the first failure (most recent call last):\n"]
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(cause), cause)
+    print("".join(lines), end="", file=sys.stderr)
+
+
+# -- ask, tell, show -------------------------------------------------------------------------
+def _wait_argument(p: argparse.ArgumentParser) -> None:
+    from .shared_study import WAIT
+
+    p.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                   help="how long to wait while another process has the study open "
+                   f"(default: {WAIT:g})")
+
+
+def add_ask_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--storage", required=True, metavar="FILE", help="SQLite study")
+    p.add_argument("--space", metavar="FILE",
+                   help="search space file, TOML or JSON; needed by the first ask, "
+                   "checked against the stored one later")
+    p.add_argument("--surrogate", help="surrogate name, for a new study (default: bwo)")
+    p.add_argument("--seed", type=int, help="random seed, for a new study")
+    p.add_argument("--n-initial-points", type=int,
+                   help="points of the initial design, for a new study (default: 5)")
+    p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
+    p.add_argument("--maximize", action="store_true",
+                   help="a new study looks for the largest value")
+    _wait_argument(p)
+
+
+def add_tell_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--storage", required=True, metavar="FILE", help="SQLite study")
+    p.add_argument("trial", type=int, help="the trial number printed by ask")
+    p.add_argument("value", nargs="?", help="the objective's value at the trial's point")
+    p.add_argument("--failed", nargs="?", const="failed (told by treebo tell --failed)",
+                   metavar="REASON", help="record the evaluation as failed (with a reason)")
+    _wait_argument(p)
+
+
+def add_show_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("storage", metavar="FILE", help="SQLite study")
+    p.add_argument("--json", action="store_true", help="one JSON object per trial instead")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """``treebo ask``: print ``{"trial": N, "x": {...}}`` and record the trial as pending."""
+    from .objective import load_space_file
+    from .shared_study import ask
+
+    space = load_space_file(args.space) if args.space else None
+    settings = _settings(args)
+    print(json.dumps(ask(args.storage, space, wait=args.wait, **settings)))
+    return 0
+
+
+def cmd_tell(args: argparse.Namespace) -> int:
+    """``treebo tell``: record a pending trial's value (or ``--failed``)."""
+    from .shared_study import tell
+
+    if (args.value is None) == (args.failed is None):
+        raise ValueError("give the trial's VALUE, or --failed, but not both")
+    value = None
+    if args.value is not None:
+        try:
+            value = float(args.value)
+        except ValueError:
+            raise ValueError(f"VALUE must be a number, got {args.value!r}") from None
+    told = tell(args.storage, args.trial, value, error=args.failed, wait=args.wait)
+    best = "none yet" if told["best"] is None else f"{told['best']:.10g}"
+    print(f"trial {told['trial']}: {told['status']}; best value {best}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``treebo show``: the best trial and a table of every trial."""
+    from .shared_study import jsonable, read_shared
+
+    meta, rows = read_shared(args.storage)
+    if args.json:
+        for row in rows:
+            print(json.dumps(jsonable(row)))
+        return 0
+    maximize = meta.get("settings", {}).get("direction") == "maximize"
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("complete", "failed", "pending")}
+    print(f"study {args.storage}: {len(rows)} trials ({counts['complete']} complete, "
+          f"{counts['failed']} failed, {counts['pending']} pending); "
+          f"{'maximize' if maximize else 'minimize'}, surrogate "
+          f"{meta.get('settings', {}).get('surrogate')}")
+    complete = [r for r in rows if r["status"] == "complete"]
+    if complete:
+        sign = -1 if maximize else 1
+        best = min(complete, key=lambda r: (sign * r["value"], r["number"]))
+        shown = ", ".join(f"{k}={_cell(v)}" for k, v in (best["x"] or {}).items())
+        print(f"best: trial {best['number']}, value {best['value']:.10g} at {shown}")
+    else:
+        print("best: none (no complete trial)")
+    print(_table(rows, [d["name"] for d in meta["space"]["dimensions"]]))
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _table(rows: list[dict], names: list[str]) -> str:
+    header = ["trial", "status", "value", *names, "error"]
+    body = []
+    for row in rows:
+        x = row["x"] or {}
+        error = (row["error"] or "").splitlines()
+        body.append([str(row["number"]), row["status"],
+                     "" if row["value"] is None else _cell(row["value"]),
+                     *[_cell(x[n]) if n in x else "" for n in names],
+                     error[0][:60] if error else ""])
+    widths = [max(len(cells[i]) for cells in [header, *body]) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
+                     for cells in [header, *body])

@@ -1,0 +1,238 @@
+"""A study in a SQLite file that several processes ask and tell, one call at a time.
+
+``treebo ask`` and ``treebo tell`` each open the study, do one thing and
+close it. A study is owned by one optimizer at a time (its lock), so a call
+waits for the lock (up to ``wait`` seconds) instead of failing when another
+process has the study open; every ask and tell is then one transaction on
+the whole, current study. Trials asked by others and not told yet stay
+pending (``resume_pending="keep"``): the surrogate sees them as constant
+lies and they are never proposed twice, so no trial is lost or duplicated
+however the processes interleave.
+
+A new study takes the space and the settings given to the first ask; a
+stored study is reopened with its stored space and settings (given ones
+must match them).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import math
+import os
+import random
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from .objective import space_from_dict
+from .optimizer import Optimizer
+from .space import Space
+from .storage import SQLiteStorage, StorageLockedError, read_study, stable_params
+from .surrogates import make_surrogate
+
+__all__ = ["open_shared", "ask", "tell", "jsonable"]
+
+#: Seconds a call waits for another process to release the study, by default.
+WAIT = 120.0
+
+_OPTIMIZER_PARAMETERS = frozenset(inspect.signature(Optimizer).parameters)
+
+
+@contextlib.contextmanager
+def open_shared(path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT,
+                **settings: Any) -> Iterator[Optimizer]:
+    """The study in ``path`` as an optimizer, held for the ``with`` block.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The SQLite study (created by the first call).
+    space : Space, optional
+        Needed to create the study; checked against the stored one otherwise.
+    wait : float, default ``WAIT``
+        Seconds to wait for another process to release the study.
+    **settings
+        :class:`~treebo.Optimizer` settings (``surrogate``, ``random_state``,
+        ``direction``, ...): used to create the study, and checked against
+        a stored one.
+
+    Yields
+    ------
+    Optimizer
+        With ``resume_pending="keep"``; closed when the block ends.
+
+    Raises
+    ------
+    StorageLockedError
+        If the study stays in use for ``wait`` seconds.
+    ValueError
+        If there is no study yet and no ``space``, or the given space or
+        settings differ from the stored ones (a ``StorageMismatchError``).
+    """
+    storage = SQLiteStorage(path)
+    _acquire(storage, wait)
+    try:
+        meta = storage.load_meta()
+        if meta:
+            stored = _stored_settings(meta.get("settings", {}))
+            settings = {**stored, **settings}
+            if space is None:
+                space = space_from_dict(meta["space"])
+        elif space is None:
+            raise ValueError(f"storage {str(path)!r} holds no study yet: the first ask needs "
+                             "the search space (--space FILE)")
+        optimizer = Optimizer(space, storage=storage, resume_pending="keep", **settings)
+    except BaseException:
+        storage.close()
+        raise
+    try:
+        yield optimizer
+    finally:
+        optimizer.close()
+
+
+def _acquire(storage: SQLiteStorage, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    delay = 0.02
+    while True:
+        try:
+            storage.open()
+            return
+        except StorageLockedError:
+            if time.monotonic() >= deadline:
+                raise
+        # Randomized, so that waiting processes do not retry in step.
+        time.sleep(min(delay * (1 + random.random()), max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 2, 0.5)
+
+
+def _stored_settings(stored: dict) -> dict:
+    """Optimizer arguments that reproduce the stored settings."""
+    out = {k: v for k, v in stored.items() if k in _OPTIMIZER_PARAMETERS
+           and k != "surrogate_params"}
+    name = stored.get("surrogate")
+    params = stored.get("surrogate_params")
+    if isinstance(name, str) and isinstance(params, dict):
+        default = stable_params(make_surrogate(name).get_params(deep=False))
+        # Only what differs from the surrogate's defaults; stored reprs of
+        # tuples and the like are read back as the values.
+        changed = {k: _from_repr(v) for k, v in params.items() if default.get(k) != v}
+        if changed:
+            out["surrogate_params"] = changed
+    return out
+
+
+def _from_repr(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value
+
+
+def ask(path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT,
+        **settings: Any) -> dict:
+    """Propose one point of the study in ``path`` and record it as a pending trial.
+
+    Parameters
+    ----------
+    path, space, wait, **settings
+        As for :func:`open_shared`.
+
+    Returns
+    -------
+    dict
+        ``{"trial": number, "x": {name: value, ...}}``, JSON-safe (see
+        :func:`jsonable`); inactive dimensions are left out.
+    """
+    with open_shared(path, space, wait=wait, **settings) as optimizer:
+        (trial,) = optimizer.ask_trials(1)
+        return {"trial": trial.number, "x": jsonable(_by_name(optimizer.space, trial.x))}
+
+
+def tell(path: str | os.PathLike, number: int, value: float | None = None, *,
+         error: str | None = None, wait: float = WAIT) -> dict:
+    """Record the value of pending trial ``number`` (or its failure, with ``error``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    number : int
+        A pending trial of the study.
+    value : float, optional
+        The objective's value; NaN or infinity record a failure.
+    error : str, optional
+        Why the evaluation failed; records a failed trial.
+    wait : float
+
+    Returns
+    -------
+    dict
+        ``{"trial": number, "status": ..., "best": value or None}``, the best
+        value of the study after this tell.
+
+    Raises
+    ------
+    ValueError
+        If there is no such trial or it is not pending (already told).
+    """
+    if error is None and value is None:
+        raise ValueError("tell needs a value or an error")
+    with open_shared(path, wait=wait) as optimizer:
+        trials = optimizer.trials
+        if not 0 <= number < len(trials):
+            raise ValueError(f"storage {str(path)!r} has no trial {number} (its trials are 0 to "
+                             f"{len(trials) - 1})")
+        trial = trials[number]
+        if trial.status != "pending":
+            raise ValueError(f"trial {number} of {str(path)!r} was told already (it is "
+                             f"{trial.status}); a trial is told once")
+        optimizer.tell_trial(trial, value, error=error)
+        best = optimizer.get_result().fun
+        return {"trial": number, "status": trial.status,
+                "best": None if math.isnan(best) else best}
+
+
+def _by_name(space: Space, x: Any) -> dict:
+    return dict(x) if isinstance(x, dict) else dict(zip(space.names, x))
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy numbers as Python numbers and tuples as lists; anything
+    else that JSON cannot hold as its ``repr``."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "item"):
+        return value.item()
+    return repr(value)
+
+
+def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
+    """The study description and its trials as rows, without taking the lock.
+
+    Each row has ``number``, ``status``, ``value`` (the objective's own value,
+    also for a maximized study), ``x`` (a dict by name, or None where the
+    space cannot be rebuilt) and ``error``.
+    """
+    study = read_study(path)
+    meta = study["meta"]
+    sign = -1.0 if meta.get("settings", {}).get("direction") == "maximize" else 1.0
+    try:
+        space = space_from_dict(meta["space"])
+    except (KeyError, ValueError):
+        space = None
+    rows = []
+    for row in study["trials"]:
+        x = _by_name(space, space.point_from_json(row["point"])) if space is not None else None
+        value = row["value"]
+        rows.append({"number": row["number"], "status": row["status"],
+                     "value": None if value is None else sign * value, "x": x,
+                     "error": row["error"]})
+    return meta, rows
