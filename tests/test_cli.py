@@ -276,7 +276,7 @@ def test_an_out_that_is_a_file_is_refused_before_the_run(capsys, tmp_path):
     assert out.read_text() == "not a directory\n"
 
 
-def _treebo(prefix, *args):
+def _treebo_as(prefix, *args):
     from pathlib import Path
 
     import treebo
@@ -292,7 +292,7 @@ def test_an_unwritable_out_or_storage_is_one_line_and_a_failure_before_the_run(
     locked.mkdir(mode=0o555)
     os.chown(locked, *(user_dir.stat().st_uid, user_dir.stat().st_gid))
     for args in (["--out", str(locked)], ["--storage", str(locked / "s.db")]):
-        proc = _treebo(unprivileged_prefix, "minimize", "branin", "--surrogate", "rf",
+        proc = _treebo_as(unprivileged_prefix, "minimize", "branin", "--surrogate", "rf",
                        "--n-calls", "8", "--quiet", *FAST, *args)
         assert proc.returncode != 0 and proc.stdout == "", proc.stderr
         (line,) = proc.stderr.strip().splitlines()  # one line, no traceback

@@ -333,7 +333,7 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
     def mean_distance(seed, lies):
         # The exploration settings also spread a batch (the distance variance
         # counts pending points as data); off, the lies are measured alone.
-        opt = Optimizer(branin.space, n_initial_points=8, n_candidates=2000,
+        opt = Optimizer(branin.space, n_initial_points=8, local_steps=False, n_candidates=2000,
                         surrogate_params={"n_estimators": 30}, distance_variance=0,
                         explore_every=0, local_center_spacing=0, n_jump_candidates=0,
                         random_state=seed)
@@ -357,8 +357,8 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
 
 def test_a_flat_acquisition_falls_back_to_a_random_unseen_point(caplog):
     # Without the exploration variance, constant values leave nothing to score.
-    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, distance_variance=0,
-                    random_state=0)
+    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
+                    distance_variance=0, random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)  # constant values: zero variance, no possible improvement
     with caplog.at_level(logging.INFO, logger="treebo"):
@@ -368,8 +368,8 @@ def test_a_flat_acquisition_falls_back_to_a_random_unseen_point(caplog):
 
 
 def test_with_constant_values_the_exploration_variance_picks_the_farthest_candidate():
-    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, local_search=False,
-                    random_state=0)
+    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
+                    local_search=False, random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)
     seen = opt.history.encoded().copy()
@@ -416,7 +416,8 @@ def test_the_search_leaves_the_first_basin_it_finds():
 
 
 def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):
-    opt = Optimizer(SPACE_2D, n_initial_points=3, n_candidates=500, random_state=0)
+    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
+                    random_state=0)
     for x in opt.ask(n_points=3):
         opt.tell(x, quadratic(x))
     # Every candidate already evaluated:

@@ -160,8 +160,8 @@ def _type_name(error: BaseException) -> str:
 class FailureWatch:
     """The optimizer as the evaluation loop sees it, watching the failed evaluations.
 
-    Forwards ``add_pending``, ``ask_trials`` and ``tell_trial`` to the
-    optimizer; a :class:`Failure` told as a value becomes a failed trial
+    Forwards ``add_pending``, ``ask_trials``, ``tell_trial`` and
+    ``mark_interrupted`` to the optimizer; a :class:`Failure` told as a value becomes a failed trial
     with the failure's text. :meth:`check` is then called with each told
     trial and returns why the run must stop, if it must; :meth:`raise_if_stopped`
     raises the matching exception once the loop has ended.
@@ -197,6 +197,9 @@ class FailureWatch:
 
     def ask_trials(self, n_points: int, strategy: str) -> list:
         return self.optimizer.ask_trials(n_points, strategy)
+
+    def mark_interrupted(self, trials: list) -> None:
+        self.optimizer.mark_interrupted(trials)
 
     def tell_trial(self, trial: Any, y: Any, *, error: str | None = None,
                    eval_time: float | None = None) -> None:

@@ -128,18 +128,29 @@ def test_repeated_local_steps_converge_on_a_smooth_bowl():
     assert values.min() < 1e-5
 
 
-def test_a_local_step_moves_only_active_real_and_wide_integer_columns():
+def test_a_local_step_moves_the_box_columns_or_switches_one_other_dimension():
     space = Space({"x": Real(0, 1), "n": Integer(1, 100), "k": Integer(1, 3),
                    "flag": Binary(), "c": Categorical(["a", "b", "c"])})
     rng = np.random.default_rng(3)
     X = space.sample_encoded(60, rng)
     values = (X[:, 0] - 0.4) ** 2 + (X[:, 1] - 0.6) ** 2 + X[:, 3]
-    proposal = LocalStep(max_halvings=100).propose(_data(space, X, values),
-                                                   AcquisitionMaximizer())
     incumbent = X[np.argmin(values)]
-    fixed = np.ones(space.n_columns, bool)
-    fixed[[space.columns_of("x").start, space.columns_of("n").start]] = False
-    np.testing.assert_array_equal(proposal.point[fixed], incumbent[fixed])
+    box = np.zeros(space.n_columns, bool)
+    box[[space.columns_of("x").start, space.columns_of("n").start]] = True
+    data = _data(space, X, values)
+    from treebo.proposal.local import _region
+    region = _region(space, X, int(np.argmin(values)), 0)
+    pool = region.candidates(space, 256, np.random.default_rng(0))
+    in_box = (pool[:, ~box] == incumbent[~box]).all(axis=1)
+    switched = ~in_box & (pool[:, box] == incumbent[box]).all(axis=1)
+    assert in_box.sum() >= 256 and switched.sum() > 20 and (in_box | switched).all()
+    changed = [{j for j in range(space.n_dims)
+                if (row[space.columns_of(j)] != incumbent[space.columns_of(j)]).any()}
+               for row in pool[switched]]
+    assert all(len(c) == 1 and c <= {2, 3, 4} for c in changed)
+    proposal = LocalStep(max_halvings=100).propose(data, AcquisitionMaximizer())
+    assert (proposal.point[~box] == incumbent[~box]).all() or (
+        proposal.point[box] == incumbent[box]).all()
 
 
 def test_a_local_step_has_nothing_to_refine_without_real_columns_and_refinement_takes_over():

@@ -37,7 +37,7 @@ import numpy as np
 
 from .._checks import check_int
 from ..acquisition import AcquisitionMaximizer
-from ..acquisition.candidates import sobol_candidates
+from ..acquisition.candidates import jump_candidates, sobol_candidates
 from ..space import Integer, Real, Space
 from ..surrogates import Prediction
 from ..surrogates.gp import GaussianProcessSurrogate
@@ -141,10 +141,25 @@ class _Region:
         return out
 
     def candidates(self, space: Space, n_points: int, rng: np.random.Generator) -> np.ndarray:
-        """Sobol points in the box; the other columns keep the incumbent's values."""
+        """Sobol points in the box; the other columns keep the incumbent's values.
+
+        In a space with other active dimensions (categorical, binary, short
+        integer), copies of the incumbent with one of those redrawn are added
+        (the jumps of :func:`~treebo.acquisition.jump_candidates` that left
+        the box's columns alone: about ``n_points / 2`` times their share of
+        the dimensions), so the local model can also weigh a switch of
+        category, the neighbourhood a Hamming distance of one defines, instead
+        of refining the box under the incumbent's categories only.
+        """
         out = np.repeat(self.center[None, :], n_points, axis=0)
         unit = sobol_candidates(n_points, self.moving.size, rng)
         out[:, self.moving] = self.lower + unit * (self.upper - self.lower)
+        if len(self.moving) < int(space.active_mask(self.center[None, :])[0].sum()):
+            switches = jump_candidates(space, self.center[None, :], max(1, n_points // 2), rng)
+            # Keep the jumps that moved a dimension the box does not.
+            keep = ((switches[:, self.moving] == self.center[self.moving]).all(axis=1)
+                    & (switches != self.center).any(axis=1))
+            out = np.vstack([out, switches[keep]])
         return space.snap(out)
 
 
