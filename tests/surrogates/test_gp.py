@@ -88,16 +88,17 @@ def test_beyond_max_fit_samples_the_posterior_conditions_on_every_point():
 
 def test_subset_fit_predicts_about_as_well_as_the_full_fit():
     rng = np.random.default_rng(4)
-    X, C = rng.random((300, 3)), rng.random((500, 3))
-    y = _smooth(X) + 0.01 * rng.standard_normal(300)
+    X, C = rng.random((150, 3)), rng.random((500, 3))
+    y = _smooth(X) + 0.01 * rng.standard_normal(150)
     truth = _smooth(C)
     errors = {}
-    for cap in (None, 60):
+    for cap in (None, 30):
         model = GaussianProcessSurrogate(max_fit_samples=cap, random_state=0).fit(X, y)
         errors[cap] = np.sqrt(np.mean((model.predict(C) - truth) ** 2))
-    # Measured (seed 0): RMSE 0.0079 on all 300 points, 0.0080 on a subset of 60.
-    assert errors[None] < 0.02
-    assert errors[60] < 1.5 * errors[None]
+    # Measured: RMSE 0.00484 on all 150 points; on subsets of 30 (random_state
+    # 0 to 9) 0.00486 to 0.00492.
+    assert errors[None] < 0.006
+    assert errors[30] < 1.1 * errors[None]
 
 
 def test_subset_is_drawn_from_random_state():
