@@ -102,8 +102,9 @@ def main() -> None:
                 print(f"{name:<16} {n:>5} {setting:<8} {seconds:9.2f} "
                       f"{row['uniform']['nlpd']:9.3f} {row['uniform']['rmse']:9.4g} "
                       f"{row['near']['nlpd']:9.3f} {row['near']['rmse']:9.4g}", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows}, indent=1))
+                # Written after every fit, so that an interrupted run keeps what it measured.
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(json.dumps({"rows": rows}, indent=1))
     print(f"wrote {args.out}")
 
 

@@ -112,6 +112,7 @@ def main() -> None:
               f"{statistics.median(cpus):8.3f} {'':>7} {1.0:6.2f}", flush=True)
         row = dict(N=n, D=args.dims, reference=dict(wall=list(walls), cpu=list(cpus),
                                                     median=reference))
+        rows.append(row)
         for setting, params in SETTINGS.items():
             repeats = args.repeats if setting == "default" else args.all_repeats
             if repeats == 0:
@@ -123,11 +124,15 @@ def main() -> None:
                   f"{median / reference:6.2f}", flush=True)
             row[setting] = dict(params=params, wall=list(walls), cpu=list(cpus), fit=list(fits),
                                 median=median, ratio=median / reference)
-        rows.append(row)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-                                    "rows": rows}, indent=1))
+            # Written after every setting, so that an interrupted run keeps what it measured.
+            _write(args.out, rows)
     print(f"wrote {args.out}")
+
+
+def _write(path: Path, rows: list) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+                                "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

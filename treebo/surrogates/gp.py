@@ -145,7 +145,7 @@ class GaussianProcessSurrogate(Surrogate):
 
     def _fit_subset(self, X: np.ndarray, z: np.ndarray, rng: np.random.Generator) -> None:
         """Hyperparameters from a random subset refined on every point, posterior on every point."""
-        subset = _random_rows(X, z, self.max_fit_samples, rng)
+        subset = np.sort(rng.choice(len(X), size=self.max_fit_samples, replace=False))
         start, bounds = self._start_and_bounds(X.shape[1])
         starts = [start] + [rng.uniform(bounds[:, 0], bounds[:, 1])
                             for _ in range(self.n_restarts)]
@@ -153,7 +153,6 @@ class GaussianProcessSurrogate(Surrogate):
         log_params = _fit_hyperparameters(X, z, [log_params], bounds, _REFINE_ITERATIONS)
         signal, length_scale, noise = _unpack(log_params)
         self.kernel_ = self._kernel(signal, length_scale, noise)
-        self._signal = self.kernel_.k1
         self._noise_z = noise
         self._length_scale = length_scale
         self._signal_variance = signal
@@ -208,12 +207,6 @@ class GaussianProcessSurrogate(Surrogate):
                                  overwrite_b=True)
             var_z[start:start + rows] = prior - np.einsum("ij,ij->j", v, v)
         return mean_z, var_z
-
-
-def _random_rows(X: np.ndarray, z: np.ndarray, size: int,
-                 rng: np.random.Generator) -> np.ndarray:
-    """Sorted indices of ``size`` rows of ``X`` drawn uniformly without replacement."""
-    return np.sort(rng.choice(len(X), size=size, replace=False))
 
 
 def _unpack(log_params: np.ndarray) -> tuple[float, np.ndarray, float]:
