@@ -16,7 +16,8 @@ where refinement happens. Settings:
   refinement on all points (5 iterations set to 0 for this experiment);
 - ``default``: the defaults, the subset's optimum refined on all N points.
 
-    OMP_NUM_THREADS=1 python benchmarks/gp_subset_quality.py            # N = 500, 1000
+    OMP_NUM_THREADS=1 python benchmarks/gp_subset_quality.py              # N = 500, 1000
+    OMP_NUM_THREADS=1 python benchmarks/gp_subset_quality.py --sizes 500  # the recorded run
 
 Results are printed and written as JSON to
 ``benchmarks/results/gp_subset_quality.json``. CPU seconds are those of the fit.

@@ -17,7 +17,7 @@ printed beside them because a machine shared with other jobs inflates wall
 time. Run it with ``OMP_NUM_THREADS=1``: the figures are for one thread.
 
     OMP_NUM_THREADS=1 python benchmarks/gp_time.py                 # N = 100, 300, 1000; D = 10
-    OMP_NUM_THREADS=1 python benchmarks/gp_time.py --sizes 1000 --all-repeats 1
+    OMP_NUM_THREADS=1 python benchmarks/gp_time.py --all-repeats 1  # the recorded run
 
 Results are printed and written as JSON to ``benchmarks/results/gp_time.json``.
 """
