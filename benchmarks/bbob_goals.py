@@ -52,6 +52,27 @@ GP_SHARE = 1 / 2
 GP_DECADES = 1.0
 SPHERE = {"function": 1, "dim": 10, "n_evaluations": 200, "precision": 1e-3}
 DEFAULT_RESULTS = Path(__file__).parent / "results" / "bbob"
+# Column order of tables and figures after treebo's surrogates: the GP, the model-based
+# peers, random search last.
+PEER_ORDER = (GP, "optuna_tpe", "optuna_cmaes", "smac_rf", "skopt_et", "random")
+
+
+def method_order(names: Iterable[str]) -> list[str]:
+    """Distinct method names: treebo's surrogates (registry order), then the peers, then others."""
+    names = set(names)
+    ours = [n for n in surrogate_order(sorted(names)) if n not in PEER_ORDER]
+    return ours + [n for n in PEER_ORDER if n in names]
+
+
+def _functions_text(functions: Sequence[int]) -> str:
+    """``f1-f3, f8``: consecutive function numbers as ranges; ``none`` for none."""
+    parts: list[str] = []
+    for f in sorted(functions):
+        if parts and parts[-1][1] == f - 1:
+            parts[-1][1] = f
+        else:
+            parts.append([f, f])
+    return ", ".join(f"f{a}" if a == b else f"f{a}-f{b}" for a, b in parts) or "none"
 
 
 def final_precisions(records: Iterable[dict], budget_per_dim: int = 20
@@ -207,7 +228,7 @@ def format_table(rows: dict[int, dict], n_runs: int) -> str:
 
     A cell with fewer than ``n_runs`` runs shows the count, e.g. ``-1.20 (2 runs)``.
     """
-    methods = surrogate_order({m for row in rows.values() for m in row["median"]})
+    methods = method_order(m for row in rows.values() for m in row["median"])
     lines = ["| function | " + " | ".join(methods) + " |",
              "|---|" + "---:|" * len(methods)]
     for function, row in sorted(rows.items()):
@@ -234,7 +255,7 @@ def format_verdicts(goals: dict[int, dict], sphere: dict | None = None) -> str:
              "gp": f"{METHOD} within {GP_DECADES:g} decade of {GP}"}
     for dim, by_goal in sorted(goals.items()):
         for key, goal in by_goal.items():
-            listed = [f"{len(goal[k])} ({', '.join(f'f{f}' for f in goal[k]) or 'none'})"
+            listed = [f"{len(goal[k])} ({_functions_text(goal[k])})"
                       for k in ("met", "failed", "open")]
             lines.append(f"- {dim}-D, {names[key]}: on {listed[0]}, not on {listed[1]}, not "
                          f"judged yet on {listed[2]}; needed on {goal['needed']}: "
@@ -261,8 +282,8 @@ def plot_heatmap(table: dict[int, dict[int, dict]], path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     dims = sorted(table)
-    methods = surrogate_order({m for rows in table.values() for row in rows.values()
-                               for m in row["median"]})
+    methods = method_order(m for rows in table.values() for row in rows.values()
+                           for m in row["median"])
     functions = sorted({f for rows in table.values() for f in rows})
     fig, axes = plt.subplots(1, len(dims), figsize=(0.1 + (0.65 * len(methods) + 1.2) * len(dims),
                                                     0.3 * len(functions) + 2.0), squeeze=False)
@@ -287,7 +308,7 @@ def plot_heatmap(table: dict[int, dict[int, dict]], path: str | Path) -> None:
     if image is not None:
         fig.colorbar(image, ax=axes[0].tolist(), label="decades behind the best median")
     fig.suptitle("bbob: median final log10(f_best - f_opt) per function (annotated); colour: "
-                 "decades behind the row's best; * runs missing", fontsize=8, y=1.0)
+                 "decades behind the row's best; * runs missing", fontsize=8, y=0.95)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
@@ -347,7 +368,7 @@ def plot_ecdf(records: list[dict], path: str | Path, dims: Sequence[int] | None 
                              sharey=True)
     for ax, dim in zip(axes[0], dims):
         curves = ecdf(records, dim)
-        for method in surrogate_order(curves):
+        for method in method_order(curves):
             share, n_runs = curves[method]
             ax.plot(np.arange(1, len(share) + 1) / dim, share, label=f"{method} ({n_runs} runs)",
                     lw=2.0 if method == METHOD else 1.2)

@@ -142,3 +142,13 @@ def test_ecdf_counts_targets_reached_by_each_evaluation():
     assert curve[:4].tolist() == [0.0] * 4  # before the initial design is complete
     assert curve[4] == pytest.approx(2 / 5) and curve[38] == pytest.approx(2 / 5)
     assert curve[39] == pytest.approx(4 / 5)
+
+
+def test_columns_put_treebo_first_and_random_search_last():
+    assert goals.method_order({"random", "optuna_cmaes", "bwo", "optuna_tpe", "rf",
+                               "optuna_gp"}) == ["rf", "bwo", "optuna_gp", "optuna_tpe",
+                                                 "optuna_cmaes", "random"]
+    verdict = {2: {"best": {"met": [1, 2, 3, 8], "failed": [], "open": [4, 5, 6, 7, 9],
+                            "needed": 6, "status": "not decided yet"}}}
+    text = goals.format_verdicts(verdict)
+    assert "on 4 (f1-f3, f8), not on 0 (none), not judged yet on 5 (f4-f7, f9)" in text
