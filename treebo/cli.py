@@ -327,7 +327,8 @@ def _bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", nargs="+", metavar="SEEDS",
                    help="seeds and ranges, e.g. 0-4 or 0 1 2 (default: 0-4)")
     p.add_argument("--n-calls", type=int,
-                   help="evaluations per run, 5 initial included (default: per preset)")
+                   help="evaluations per run, 5 initial included (default: per preset; "
+                   "20 per dimension for bbob problems)")
     p.add_argument("--out", help="results directory (runs already there are skipped)")
     p.add_argument("--preset", choices=PRESETS, help="protocol (default: default)")
     p.add_argument("--param", action="append", metavar="PROBLEM:KEY=VALUE",
