@@ -19,6 +19,7 @@ Peers (``pip install 'treebo[peers]'`` installs their libraries):
 ``smac_rf``       SMAC3 ``HyperparameterOptimizationFacade`` (its random forest), ask and tell
 ``optuna_tpe``    Optuna ``TPESampler``, ask and tell
 ``optuna_gp``     Optuna ``GPSampler`` (needs torch), ask and tell
+``optuna_cmaes``  Optuna ``CmaEsSampler`` (needs the ``cmaes`` package), ask and tell
 ``hyperopt_tpe``  hyperopt ``fmin(algo=tpe.suggest)``
 
 Protocol: every run of seed ``r`` first evaluates the ``n0`` points of
@@ -38,9 +39,22 @@ told that the objective is deterministic and retraining its forest after
 every evaluation (``retrain_after=1``, as SMAC's black-box facade does;
 its hyperparameter facade's 8 would make 7 of every 8 proposals from a stale
 model); Optuna's GP told that the objective is deterministic
-(``deterministic_objective=True``). Budgets: :func:`treebo.bench.default_n_calls`
-(100 for continuous problems, 50 for the model-selection ones), 55 for the
-binary ones.
+(``deterministic_objective=True``). Optuna's CMA-ES starts after the
+``n0`` given points (``n_startup_trials=n0``) from its defaults: the mean at
+the centre of the box, ``sigma0`` a sixth of the narrowest range, population
+``4 + floor(3 ln D)``; it is for real and integer dimensions only, and a
+space with binary or categorical ones is refused (``UnsupportedSpace``).
+Budgets: :func:`treebo.bench.default_n_calls` (100 for continuous problems,
+50 for the model-selection ones, 20 per dimension for COCO's bbob problems),
+55 for the binary ones.
+
+COCO's bbob problems (``bbob_f01_d10_i1``; ``pip install 'treebo[bbob]'``)
+are chosen by name or with ``--problems bbob`` and ``--functions``,
+``--dims`` and ``--instances`` (by default the protocol's: functions 1-24,
+dimensions 2, 5, 10, instances 1-3), as with ``treebo bench``::
+
+    python benchmarks/peers.py --problems bbob --dims 2 5 --instances 1-3 --seeds 0-2 \
+        --peers random optuna_tpe optuna_cmaes --out benchmarks/results/bbob
 
 Space mapping: ``Real`` -> the library's float (log scale for a log-uniform
 prior), ``Integer`` -> its integer, ``Binary`` -> a categorical over
@@ -309,6 +323,15 @@ def _no_conditions(space: Space, why: str) -> None:
                                "have active_if conditions)")
 
 
+def _only_numbers(space: Space, why: str) -> None:
+    """Refuse a space with binary or categorical dimensions (or conditions)."""
+    _no_conditions(space, why)
+    others = [d.name for d in space.dimensions if not isinstance(d, (Real, Integer))]
+    if others:
+        raise UnsupportedSpace(f"binary and categorical dimensions are not supported: {why} "
+                               f"(this space's {others} are neither real nor integer)")
+
+
 def _skopt_dimensions(space: Space) -> list:
     from skopt import space as sk
 
@@ -465,6 +488,9 @@ def _run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if sampler == "TPESampler":
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
+    elif sampler == "CmaEsSampler":
+        _only_numbers(run.space, "Optuna's CMA-ES samples real and integer parameters only")
+        arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
     else:
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial,
                      "deterministic_objective": True}
@@ -602,6 +628,8 @@ PEERS: dict[str, Peer] = {peer.name: peer for peer in [
          functools.partial(_run_optuna, sampler="GPSampler"), conditional=True),
     Peer("skopt_gp", {"skopt": "scikit-optimize"},
          functools.partial(_run_skopt, method="gp_minimize")),
+    Peer("optuna_cmaes", {"optuna": "optuna", "cmaes": "cmaes"},
+         functools.partial(_run_optuna, sampler="CmaEsSampler")),
 ]}
 
 
@@ -675,6 +703,7 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
         "n_evaluated": len(values),
         "n_initial": n_initial,
         "optimal_value": f_star,
+        "regret_floor": getattr(instance, "regret_floor", None),
         "x": run.x,
         "values": values,
         "best_so_far": best_so_far,
@@ -735,7 +764,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Run peer optimizers on treebo's benchmark problems; records go where "
         "`treebo bench` puts its own, for `treebo summary` and `treebo plot`.")
     parser.add_argument("--problems", nargs="+", required=True, metavar="NAME",
-                        help="problem names or groups, as for `treebo bench --problems`")
+                        help="problem names or groups, as for `treebo bench --problems` "
+                        "(bbob: COCO's functions, see --functions, --dims, --instances)")
+    for option, text in (("--functions", "bbob functions, e.g. 1-24 or 1,8,21 (default: 1-24)"),
+                         ("--dims", "bbob dimensions, e.g. 2 5 10 (default: 2 5 10)"),
+                         ("--instances", "bbob instances, e.g. 1-3 (default: 1-3)")):
+        parser.add_argument(option, nargs="+", metavar="N", help=text + "; with --problems bbob")
     parser.add_argument("--peers", nargs="+", default=list(PEERS), metavar="NAME",
                         help=f"peers to run, in this order (default: all of {list(PEERS)})")
     parser.add_argument("--seeds", nargs="+", default=["0-9"], metavar="SEEDS",
@@ -751,12 +785,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every missing (peer, problem, seed) run, peers outermost; 0 if all ran."""
-    from treebo.bench import parse_seeds
+    from treebo.bench import parse_int_ranges, parse_seeds
     from treebo.problems import select_problems
 
     args = _parser().parse_args(argv)
     try:
-        problems = select_problems(args.problems)
+        selection = {key: None if getattr(args, key) is None
+                     else parse_int_ranges(getattr(args, key), f"--{key}")
+                     for key in ("functions", "dims", "instances")}
+        problems = select_problems(args.problems, **selection)
         seeds = parse_seeds(args.seeds)
     except ValueError as error:
         print(f"peers: {error}", file=sys.stderr)

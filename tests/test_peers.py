@@ -133,8 +133,24 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert "unknown peer" in capsys.readouterr().err
 
 
+def test_command_line_selects_bbob_problems(tmp_path, capsys):
+    pytest.importorskip("cocoex", reason="bbob needs cocoex: pip install 'treebo[bbob]'")
+    argv = ["--problems", "bbob", "--functions", "1", "--dims", "2", "--instances", "1-2",
+            "--peers", "random", "--seeds", "0", "--out", str(tmp_path)]
+    assert peers.main(argv) == 0
+    records = load_results(tmp_path)
+    assert sorted(r["problem"] for r in records) == ["bbob_f01_d2_i1", "bbob_f01_d2_i2"]
+    for record in records:
+        assert record["regret_floor"] == 1e-8 and record["n_calls"] == 40  # 20 D
+        check_record(record, record["problem"], "random", 0, 40)
+    assert peers.main(["--problems", "branin", "--dims", "2", "--out", str(tmp_path)]) == 2
+    assert "needs the word 'bbob'" in capsys.readouterr().err
+
+
 # -- slow: one short run of every peer -------------------------------------------------------
 LIBRARY_PEERS = [name for name in peers.PEERS if name != "random"]
+# Peers for real and integer dimensions only: they refuse binary and categorical ones.
+NUMERIC_PEERS = {"optuna_cmaes"}
 
 
 def _require(peer):
@@ -147,6 +163,10 @@ def _require(peer):
 @pytest.mark.parametrize("problem, n_calls", [("branin", 8), ("ising", 7)])
 def test_peer_short_run(peer, problem, n_calls):
     _require(peer)
+    if peer in NUMERIC_PEERS and problem == "ising":
+        with pytest.raises(peers.UnsupportedSpace, match="binary and categorical"):
+            peers.run_peer(peer, problem, 0, n_calls)
+        return
     with peers.single_thread():
         record = peers.run_peer(peer, problem, 0, n_calls)
     check_record(record, problem, peer, 0, n_calls)
@@ -183,6 +203,11 @@ def test_peer_maps_every_dimension_kind(peer):
     problem = MixedProblem()
     x0 = peers.initial_design(problem, 1)
     run = peers.PeerRun(problem, x0, 9)
+    if peer in NUMERIC_PEERS:
+        with pytest.raises(peers.UnsupportedSpace, match=r"\['b', 'c'\]"):
+            peers.PEERS[peer].run(run, 1)
+        assert run.x == []  # refused before anything was evaluated
+        return
     with peers.single_thread():
         peers.PEERS[peer].run(run, 1)
     assert len(run.x) == 9 and run.x[:5] == x0

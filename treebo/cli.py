@@ -13,6 +13,8 @@ benchmark problems and grids of runs, and draw regret curves.
     treebo minimize branin --n-calls 200 --storage branin.db   # run again to resume
     treebo bench --problems continuous --surrogates bwo rf ert gp --seeds 0-4 \\
         --n-calls 100 --out results/
+    treebo bench --problems bbob --functions 1-24 --dims 2 5 --instances 1-3 \\
+        --surrogates bwo --seeds 0-2 --out results/bbob/
     treebo plot results/ --out figures/
     treebo summary results/
     treebo report study.db -o report.html
@@ -74,11 +76,15 @@ def _parse_seeds(tokens: Sequence[str]) -> list[int]:
         raise _UsageError(str(error)) from None
 
 
-def _expand_problems(names: Sequence[str]) -> list[str]:
+def _expand_problems(names: Sequence[str], args: argparse.Namespace | None = None) -> list[str]:
+    from .bench import parse_int_ranges
     from .problems import select_problems
 
     try:
-        return select_problems(list(names))
+        selection = {key: None if getattr(args, key, None) is None
+                     else parse_int_ranges(getattr(args, key), f"--{key}")
+                     for key in ("functions", "dims", "instances")}
+        return select_problems(list(names), **selection)
     except ValueError as error:
         raise _UsageError(str(error)) from None
 
@@ -269,7 +275,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     problems = args.problems or config.get("problems")
     if not problems:
         raise _UsageError("bench needs --problems (or a --config that lists them)")
-    problems = _expand_problems(problems)
+    problems = _expand_problems(problems, args)
     surrogates = _check_surrogates(args.surrogates or config.get("surrogates")
                                    or available_surrogates())
     seeds = _parse_seeds(args.seeds or [str(s) for s in config.get("seeds", ["0-4"])])
@@ -371,13 +377,22 @@ def _bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
                    "preset, out, problem_params, overrides (arguments given here win)")
     p.add_argument("--problems", nargs="+", metavar="NAME",
-                   help=f"problem names or the groups {list(problem_suites())}")
+                   help=f"problem names or the groups {list(problem_suites())}; bbob names "
+                   "(bbob_f01_d10_i1) or 'bbob' for COCO's functions chosen by --functions, "
+                   "--dims and --instances")
+    p.add_argument("--functions", nargs="+", metavar="N",
+                   help="with --problems bbob: functions, e.g. 1-24 or 1,8,21 (default: 1-24)")
+    p.add_argument("--dims", nargs="+", metavar="N",
+                   help="with --problems bbob: dimensions, e.g. 2 5 10 (default: 2 5 10)")
+    p.add_argument("--instances", nargs="+", metavar="N",
+                   help="with --problems bbob: instances, e.g. 1-3 (default: 1-3)")
     p.add_argument("--surrogates", nargs="+", metavar="NAME",
                    help="surrogate names (default: all)")
     p.add_argument("--seeds", nargs="+", metavar="SEEDS",
                    help="seeds and ranges, e.g. 0-4 or 0 1 2 (default: 0-4)")
     p.add_argument("--n-calls", type=int,
-                   help="evaluations per run, 5 initial included (default: per preset)")
+                   help="evaluations per run, 5 initial included (default: per preset; "
+                   "20 per dimension for bbob problems)")
     p.add_argument("--out", help="results directory (runs already there are skipped)")
     p.add_argument("--preset", choices=PRESETS, help="protocol (default: default)")
     p.add_argument("--param", action="append", metavar="PROBLEM:KEY=VALUE",

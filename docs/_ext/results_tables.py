@@ -199,6 +199,64 @@ def _figures(results: Path, stem: str, problems: Sequence[str]) -> str:
     return "\n\n".join(lines)
 
 
+# -- COCO bbob -------------------------------------------------------------------------------
+BBOB = RESULTS / "bbob"
+
+
+def _bbob_goals():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bbob_goals  # the goals script holds the tables' and figures' code
+    finally:
+        sys.path.pop(0)
+    return bbob_goals
+
+
+def bbob() -> dict[str, str]:
+    """COCO bbob: median final precision per dimension and function, verdicts, figures."""
+    from treebo.bench import load_results
+    from treebo.problems.bbob import BBOB_PROTOCOL
+
+    goals = _bbob_goals()
+    records = load_results(BBOB) if BBOB.exists() else []
+    none = "No run recorded yet: `benchmarks/results/bbob/` holds no record."
+    out = {f"bbob_table_{d}d": none for d in BBOB_PROTOCOL["dims"]}
+    out |= {"bbob_long": none, "bbob_goals": none, "bbob_figures": none, "bbob_status": none}
+    if not records:
+        return out
+    runs = len(BBOB_PROTOCOL["instances"]) * len(BBOB_PROTOCOL["seeds"])
+    table = goals.goal_table(records)
+    methods = sorted({r["surrogate"] for r in records})
+    out["bbob_status"] = (f"{len(records)} run records of {', '.join(f'`{m}`' for m in methods)}"
+                          f" in {len(list(BBOB.glob('*.jsonl')))} files. " + _source(BBOB))
+    for dim in BBOB_PROTOCOL["dims"]:
+        if dim in table:
+            out[f"bbob_table_{dim}d"] = goals.format_table(table[dim], runs)
+        else:
+            out[f"bbob_table_{dim}d"] = f"No {dim}-D run recorded yet."
+    long = BBOB_PROTOCOL["long"]
+    long_table = goals.goal_table(records, long["budget_per_dim"]).get(long["dim"], {})
+    long_rows = {f: row for f, row in long_table.items() if f in long["functions"]}
+    out["bbob_long"] = (goals.format_table(long_rows, runs) if long_rows else
+                        f"No {long['dim']}-D run with {long['budget_per_dim']} evaluations per "
+                        "dimension recorded yet.")
+    out["bbob_goals"] = goals.format_verdicts(goals.verdicts(table),
+                                              goals.sphere_verdict(records))
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    newest = max(p.stat().st_mtime for p in BBOB.glob("*.jsonl"))
+    heat, ecdf = FIGURES / "bbob_heatmap.png", FIGURES / "bbob_ecdf.png"
+    if not heat.exists() or heat.stat().st_mtime < newest:
+        goals.plot_heatmap(table, heat)
+    if not ecdf.exists() or ecdf.stat().st_mtime < newest:
+        goals.plot_ecdf(records, ecdf, sorted(table))
+    out["bbob_figures"] = (
+        "![Heat map: median final log10 precision per function and method, coloured by the "
+        "distance to the best method of the row](/generated/figures/bbob_heatmap.png)\n\n"
+        "![Runtime ECDF: share of (run, target) pairs reached after each number of "
+        "evaluations per dimension](/generated/figures/bbob_ecdf.png)")
+    return out
+
+
 # -- timing ----------------------------------------------------------------------------------
 GOALS = {"bwo": "≤ 1.5x, < 1 s", "gp": "(baseline)", "ngboost": "≤ 2 s", "bart": "≤ 4 s",
          "mondrian": "fit + predict(50,000) < 1.5 s", "vsglb": "≤ 3 s", "csglb": "≤ 3 s",
@@ -453,8 +511,8 @@ def parallel() -> dict[str, str]:
 
 
 GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, earlier_grid, mondrian_exact,
-              iteration_time, memory, kl_tables, calibration, knowledge_auc, sglb_temperature,
-              ngboost_bart_settings, parallel)
+              bbob, iteration_time, memory, kl_tables, calibration, knowledge_auc,
+              sglb_temperature, ngboost_bart_settings, parallel)
 
 
 def generate(out: Path = OUT) -> list[Path]:

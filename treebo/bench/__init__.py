@@ -53,11 +53,11 @@ from .records import (
     trajectory,
     versions,
 )
-from .runner import BenchError, parse_seeds, plan_grid, run_grid, run_one
+from .runner import BenchError, parse_int_ranges, parse_seeds, plan_grid, run_grid, run_one
 from .spec import RunSpec
 
 __all__ = ["PRESETS", "RunSpec", "run_one", "run_grid", "plan_grid", "load_results",
-           "append_record", "to_jsonable", "parse_seeds", "trajectory",
+           "append_record", "to_jsonable", "parse_seeds", "parse_int_ranges", "trajectory",
            "completed_runs", "regret_curves", "Curves", "summary_table", "format_summary",
            "paired_wins", "format_paired",
            "surrogate_order", "paper_initial_design", "minimize_settings", "default_n_calls",

@@ -43,9 +43,13 @@ def surrogate_order(names: Iterable[str]) -> list[str]:
     return registry + [n for n in names if n not in registry]
 
 
-def _floor(f_star: float | None) -> float:
-    """The lowest regret a curve shows, so that a run which hit the optimum has a finite log10."""
-    return max(1e-12, 1e-12 * abs(f_star)) if f_star is not None else 0.0
+def _floor(f_star: float | None, protocol_floor: float | None = None) -> float:
+    """The lowest regret a curve shows, so that a run which hit the optimum has a finite log10.
+
+    A record's ``regret_floor`` (its protocol's, e.g. 1e-8 for bbob) raises it.
+    """
+    floor = max(1e-12, 1e-12 * abs(f_star)) if f_star is not None else 0.0
+    return max(floor, protocol_floor) if protocol_floor is not None else floor
 
 
 def _latest(records: Iterable[dict]) -> list[dict]:
@@ -76,7 +80,9 @@ class Curves:
     curves : ndarray of shape (n_seeds, T + 1)
         Column 0 is the best over the initial design, column t the best after
         BO iteration t (the paper's layout). Regrets are floored at
-        ``max(1e-12, 1e-12 |f*|)`` so their log10 is finite.
+        ``max(1e-12, 1e-12 |f*|)`` so their log10 is finite, or at the
+        records' ``regret_floor`` where that is higher (1e-8 for bbob: the
+        log10 precision is clipped at -8).
     iteration_time : ndarray of shape (n_seeds, T)
         Fit plus acquisition seconds of BO iterations 1..T.
     n_initial : int
@@ -148,7 +154,7 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
             series = r["regret"] if known else r["best_so_far"]
             series = [math.nan if v is None else v for v in series[n0 - 1:n]]
             if known:
-                floor = _floor(r.get("optimal_value"))
+                floor = _floor(r.get("optimal_value"), r.get("regret_floor"))
                 series = [max(v, floor) if math.isfinite(v) else v for v in series]
             rows.append(series)
             times.append([f + a for f, a in zip(r["fit_time"][n0:n], r["acq_time"][n0:n])])

@@ -27,8 +27,11 @@ Problems with a budget of their own: the conditional model selection
 points, in both presets (:func:`default_n_calls`, :func:`default_n_initial`):
 its 23-dimensional space with six model families needs more than 5 points to
 show the surrogate every family once in a while, and 50 evaluations is the
-budget its benchmark was specified with. Every other problem keeps 5 initial
-points and the budgets above, which the committed records were run with.
+budget its benchmark was specified with. COCO's bbob problems
+(``bbob_f01_d10_i1``, :mod:`treebo.problems.bbob`) run 20 evaluations per
+dimension (COCO's budgets are counted per dimension), 5 of them initial
+points, in both presets. Every other problem keeps 5 initial points and the
+budgets above, which the committed records were run with.
 
 With both presets, the binary problems build a new instance for every seed:
 seed ``r`` uses case seed :func:`~treebo.problems.paper_case_seed` ``(r)``
@@ -60,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from ..problems import Problem, get_problem, paper_case_seed, problem_family, problem_suites
+from ..problems.bbob import bbob_budget, is_bbob_name
 from ..space import Binary, Categorical, Integer, Real, Space
 from .spec import RunSpec
 
@@ -92,6 +96,15 @@ _OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
                 "explore_every", "explore_length", "jump_every", "jump_distance"}
 
 
+def _own_budget(problem: str) -> tuple[int, int] | None:
+    """(evaluations, initial points) of a problem with a budget of its own, else None."""
+    if problem in _OWN_BUDGETS:
+        return _OWN_BUDGETS[problem]
+    if is_bbob_name(problem):
+        return bbob_budget(problem), N_INITIAL
+    return None
+
+
 def check_preset(preset: str) -> str:
     """Return ``preset`` if it is one of :data:`PRESETS`.
 
@@ -119,7 +132,8 @@ def default_n_calls(problem: str, preset: str = "default") -> int:
 
     ``paper``: 505 for continuous and binary problems, 105 for AutoML (the
     official code's ``NUM_ITER`` plus the initial design); ``default``: 100.
-    The conditional model selection (``model_selection_*``): 50 in both.
+    The conditional model selection (``model_selection_*``): 50 in both;
+    COCO's bbob problems: 20 per dimension (``20 D``) in both.
 
     Parameters
     ----------
@@ -140,8 +154,9 @@ def default_n_calls(problem: str, preset: str = "default") -> int:
     """
     check_preset(preset)
     family = problem_family(problem)  # raises for an unknown name
-    if problem in _OWN_BUDGETS:
-        return _OWN_BUDGETS[problem][0]
+    own = _own_budget(problem)
+    if own is not None:
+        return own[0]
     table = _PAPER_ITERATIONS if preset == "paper" else _DEFAULT_ITERATIONS
     return N_INITIAL + table[family]
 
@@ -172,7 +187,8 @@ def default_n_initial(problem: str, preset: str = "default") -> int:
     """
     check_preset(preset)
     problem_family(problem)  # raises for an unknown name
-    return _OWN_BUDGETS[problem][1] if problem in _OWN_BUDGETS else N_INITIAL
+    own = _own_budget(problem)
+    return own[1] if own is not None else N_INITIAL
 
 
 def build_problem(spec: RunSpec) -> Problem:

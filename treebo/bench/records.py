@@ -61,11 +61,14 @@ def build_record(spec: RunSpec, problem: Problem, settings: dict, result: Optimi
         requested parameters), ``instance_params`` (the instance's),
         ``surrogate``, ``seed``, ``preset``, ``overrides``, ``n_calls``,
         ``n_evaluated``, ``n_initial``, ``optimal_value`` (None when
-        unknown), per evaluation ``x``, ``values`` (None for a failed
-        evaluation), ``best_so_far``, ``regret`` (best-so-far minus the
-        optimal value, the paper's "best instantaneous regret"; None when the
-        optimum is unknown), ``fit_time``, ``acq_time`` and ``eval_time``
-        (seconds; 0 fit and acquisition time for the initial design), plus
+        unknown), ``regret_floor`` (the problem's
+        :attr:`~treebo.problems.Problem.regret_floor`: the smallest regret its
+        protocol reports, e.g. 1e-8 for bbob; None for most), per
+        evaluation ``x``, ``values`` (None for a failed evaluation),
+        ``best_so_far``, ``regret`` (best-so-far minus the optimal value, the
+        paper's "best instantaneous regret"; None when the optimum is
+        unknown), ``fit_time``, ``acq_time`` and ``eval_time`` (seconds; 0
+        fit and acquisition time for the initial design), plus
         ``errors``, ``settings`` (the :func:`~treebo.minimize` arguments,
         ``x0`` named rather than listed), ``versions``, ``started``,
         ``wall_time``, ``message``, ``key`` and ``schema``.
@@ -88,6 +91,7 @@ def build_record(spec: RunSpec, problem: Problem, settings: dict, result: Optimi
         "n_evaluated": len(values),
         "n_initial": int(settings.get("n_initial_points", N_INITIAL)),
         "optimal_value": problem.optimal_value,
+        "regret_floor": problem.regret_floor,
         "x": result.x_iters,
         "values": values,
         "best_so_far": best_so_far,

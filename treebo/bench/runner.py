@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from ..storage import SQLiteStorage
 
-__all__ = ["BenchError", "run_one", "plan_grid", "run_grid", "parse_seeds"]
+__all__ = ["BenchError", "run_one", "plan_grid", "run_grid", "parse_seeds", "parse_int_ranges"]
 
 #: The executors :func:`run_grid` makes itself, by name.
 _EXECUTORS = ("process", "thread")
@@ -141,7 +141,33 @@ def parse_seeds(tokens: Sequence[str | int]) -> list[int]:
     ValueError
         For anything but non-negative integers and increasing ranges.
     """
-    seeds: list[int] = []
+    return parse_int_ranges(tokens, "--seeds")
+
+
+def parse_int_ranges(tokens: Sequence[str | int], name: str) -> list[int]:
+    """Non-negative integers from integers and ranges such as ``"0-4"`` or ``"1,3,5"``.
+
+    What ``--seeds`` and the bbob selections (``--functions``, ``--dims``,
+    ``--instances``) take.
+
+    Parameters
+    ----------
+    tokens : sequence of str or int
+    name : str
+        The option, for error messages (e.g. ``"--instances"``).
+
+    Returns
+    -------
+    list of int
+        Each once, in the order given.
+
+    Raises
+    ------
+    ValueError
+        For anything but non-negative integers and increasing ranges, naming
+        ``name``.
+    """
+    values: list[int] = []
     for token in tokens:
         for part in str(token).split(","):
             try:
@@ -149,15 +175,15 @@ def parse_seeds(tokens: Sequence[str | int]) -> list[int]:
                     low, high = (int(v) for v in part.split("-", 1))
                     if high < low:
                         raise ValueError
-                    seeds.extend(range(low, high + 1))
+                    values.extend(range(low, high + 1))
                 elif part:
-                    seeds.append(int(part))
+                    values.append(int(part))
             except ValueError:
-                raise ValueError(f"--seeds takes integers and ranges like 0-4, got {token!r}"
+                raise ValueError(f"{name} takes integers and ranges like 0-4, got {token!r}"
                                  ) from None
-    if not seeds or min(seeds) < 0:
-        raise ValueError(f"--seeds must give non-negative integers, got {list(tokens)!r}")
-    return list(dict.fromkeys(seeds))
+    if not values or min(values) < 0:
+        raise ValueError(f"{name} must give non-negative integers, got {list(tokens)!r}")
+    return list(dict.fromkeys(values))
 
 
 def _as_list(value: str | Sequence[Any], name: str) -> list:

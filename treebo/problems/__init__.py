@@ -19,6 +19,12 @@ families, ``model_selection_*``, ``model_selection.py``).
 twelve continuous functions) and ``"model_selection"`` (the conditional
 model selection on its three data sets), which ``treebo bench --problems``
 accepts as one word.
+
+COCO's ``bbob`` functions (:mod:`treebo.problems.bbob`, family
+``"continuous"``) are named by function, dimension and instance, e.g.
+``bbob_f01_d10_i1``; every such name is accepted without being listed by
+:func:`available_problems`, and :func:`select_problems` expands the word
+``"bbob"`` to a selection of them (the benchmark protocol's by default).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 
 from .automl import AUTOML_CLASSIFIERS, AUTOML_DATASETS, AutoML, DatasetUnavailable
 from .base import Problem
+from .bbob import BBOB, bbob_problem_names, bbob_summary, is_bbob_name, parse_bbob_name
 from .binary import (
     PAPER_CASE_SEEDS,
     Contamination,
@@ -46,7 +53,7 @@ __all__ = ["Problem", "get_problem", "available_problems", "problem_family", "pr
            "Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang",
            "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
            "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS", "ModelSelection",
-           "MODEL_SELECTION_DATASETS", "MODEL_SELECTION_FAMILIES"]
+           "MODEL_SELECTION_DATASETS", "MODEL_SELECTION_FAMILIES", "BBOB", "bbob_problem_names"]
 
 
 @dataclass(frozen=True)
@@ -94,12 +101,14 @@ _REGISTRY: dict[str, _Entry] = {
 
 
 def available_problems() -> list[str]:
-    """Names accepted by :func:`get_problem`.
+    """Names accepted by :func:`get_problem`, besides the bbob names.
 
     Returns
     -------
     list of str
-        In registry order.
+        In registry order. COCO's bbob problems
+        (``bbob_f{function:02d}_d{dim}_i{instance}``) are accepted too but,
+        being one per function, dimension and instance, not listed.
     """
     return list(_REGISTRY)
 
@@ -147,13 +156,22 @@ def problem_suites() -> dict[str, list[str]]:
     return suites
 
 
-def select_problems(names: list[str] | tuple[str, ...]) -> list[str]:
-    """Problem names from names and suite words (``"continuous"``, ``"continuous_all"``, ...).
+def select_problems(names: list[str] | tuple[str, ...], *,
+                    functions: list[int] | None = None, dims: list[int] | None = None,
+                    instances: list[int] | None = None) -> list[str]:
+    """Problem names from names and suite words (``"continuous"``, ``"bbob"``, ...).
 
     Parameters
     ----------
     names : sequence of str
-        Registered problem names or keys of :func:`problem_suites`.
+        Registered problem names, bbob names (``bbob_f01_d10_i1``), keys of
+        :func:`problem_suites`, or ``"bbob"``: the bbob problems of
+        ``functions``, ``dims`` and ``instances``
+        (:func:`~treebo.problems.bbob.bbob_problem_names`).
+    functions, dims, instances : list of int, optional
+        The selection ``"bbob"`` stands for; each by default the benchmark
+        protocol's (functions 1-24, dimensions 2, 5, 10, instances 1-3).
+        Only allowed with ``"bbob"`` among ``names``.
 
     Returns
     -------
@@ -164,24 +182,42 @@ def select_problems(names: list[str] | tuple[str, ...]) -> list[str]:
     Raises
     ------
     ValueError
-        For a name that is neither a problem nor a suite; the message lists both.
+        For a name that is neither a problem nor a suite (the message lists
+        both), an invalid bbob name or selection, or a bbob selection without
+        ``"bbob"`` among ``names``.
     """
     suites = problem_suites()
+    selection = {"functions": functions, "dims": dims, "instances": instances}
+    given = [key for key, value in selection.items() if value is not None]
+    if given and "bbob" not in names:
+        raise ValueError(f"a bbob selection ({', '.join(given)}) needs the word 'bbob' among "
+                         f"the problems, got {list(names)}")
     out: list[str] = []
     for name in names:
         if name in suites:
             out.extend(suites[name])
+        elif name == "bbob":
+            out.extend(bbob_problem_names(functions, dims, instances))
         elif name in _REGISTRY:
             out.append(name)
+        elif is_bbob_name(name):
+            parse_bbob_name(name)  # raises with the canonical form
+            out.append(name)
         else:
-            raise ValueError(f"unknown problem {name!r}; choose from {available_problems()} or "
-                             f"the groups {list(suites)}")
+            raise ValueError(f"unknown problem {name!r}; choose from {available_problems()}, "
+                             f"the groups {list(suites)}, 'bbob' or a bbob name such as "
+                             "bbob_f01_d10_i1")
     return list(dict.fromkeys(out))
 
 
 def _check_name(name: str) -> _Entry:
+    if is_bbob_name(name):
+        function, dim, instance = parse_bbob_name(name)
+        return _Entry(lambda: BBOB(function, dim, instance), "continuous", bbob_summary(name),
+                      in_paper=False)
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown problem {name!r}; choose one of {available_problems()}")
+        raise ValueError(f"unknown problem {name!r}; choose one of {available_problems()} or a "
+                         "bbob name such as bbob_f01_d10_i1")
     return _REGISTRY[name]
 
 
@@ -234,7 +270,8 @@ def get_problem(name: str, **params: Any) -> Problem:
     Parameters
     ----------
     name : str
-        A registered name, e.g. ``"branin"``, ``"ising"``, ``"automl_digits"``.
+        A registered name, e.g. ``"branin"``, ``"ising"``, ``"automl_digits"``,
+        or a bbob name, e.g. ``"bbob_f01_d10_i1"`` (needs ``cocoex``).
     **params
         Constructor parameters of parametrized problems: ``instance`` and
         ``lam`` for ``ising`` and ``contamination``; ``dataset``, ``cv``,

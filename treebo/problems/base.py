@@ -31,11 +31,17 @@ class Problem:
         The constructor parameters that identify the instance (e.g.
         ``{"instance": 7270, "lam": 0.01}``); empty for fixed functions. With
         ``name`` it is what benchmark records store to rebuild the problem.
+    regret_floor : float or None
+        The smallest regret the problem's protocol reports (smaller regrets
+        count as this one, e.g. ``1e-8`` for COCO's bbob functions); None
+        (the default) leaves the benchmark analysis's own floor.
 
     Calling the problem on a user-facing point gives the objective value.
     Subclasses implement ``evaluate`` on a float array (for continuous
     problems) or override ``__call__``.
     """
+
+    regret_floor: float | None = None
 
     def __init__(self, name: str, dimensions: Any, optimal_value: float | None = None,
                  optimizers: list | None = None):
