@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 REGRET_GRID = RESULTS / "regret"                     # the regret grid, every method
-EARLIER_GRID = ROOT / "benchmarks" / "regret" / "default"   # every surrogate, 5 seeds
+EVERY_SURROGATE_GRID = ROOT / "benchmarks" / "regret" / "default"   # 5 seeds
 MONDRIAN_EXACT = ROOT / "benchmarks" / "regret" / "mondrian_exact"
 OUT = ROOT / "docs" / "generated" / "tables"
 FIGURES = ROOT / "docs" / "generated" / "figures"
@@ -149,15 +149,15 @@ def optuna_sampler() -> dict[str, str]:
             + _source(OPTUNA_SAMPLER, command="python benchmarks/optuna_sampler.py")}
 
 
-def earlier_grid() -> dict[str, str]:
+def every_surrogate_grid() -> dict[str, str]:
     """The every-surrogate grid of ``benchmarks/regret/default`` (5 seeds per problem)."""
     from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
-    records = load_results(EARLIER_GRID)
+    records = load_results(EVERY_SURROGATE_GRID)
     return {
-        "earlier_grid_summary": format_summary(summary_table(records)) + "\n\n"
-        + _source(EARLIER_GRID),
-        "earlier_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
+        "every_surrogate_grid_summary": format_summary(summary_table(records)) + "\n\n"
+        + _source(EVERY_SURROGATE_GRID),
+        "every_surrogate_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
     }
 
 
@@ -166,7 +166,7 @@ def mondrian_exact() -> dict[str, str]:
     from treebo.bench import load_results, regret_curves
 
     exact = {c.problem: c for c in regret_curves(load_results(MONDRIAN_EXACT))}
-    default = {c.problem: c for c in regret_curves(load_results(EARLIER_GRID))
+    default = {c.problem: c for c in regret_curves(load_results(EVERY_SURROGATE_GRID))
                if c.surrogate == "mondrian"}
     rows = []
     for problem, c in sorted(exact.items()):
@@ -176,7 +176,7 @@ def mondrian_exact() -> dict[str, str]:
                          f"{base[seed]:.2f}" if seed in base else DASH])
     return {"mondrian_exact": _table(
         ["problem", "seed", 'mode="exact"', 'mode="skgarden" (default)'], rows, "llrr")
-        + "\n\n" + _source(MONDRIAN_EXACT, EARLIER_GRID)}
+        + "\n\n" + _source(MONDRIAN_EXACT, EVERY_SURROGATE_GRID)}
 
 
 def _figures(results: Path, stem: str, problems: Sequence[str]) -> str:
@@ -469,9 +469,9 @@ def parallel() -> dict[str, str]:
     return {"parallel_speedup": speed_md, "parallel_lies": lies_md, "parallel_batch": batch_md}
 
 
-GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, earlier_grid, mondrian_exact,
-              iteration_time, memory, kl_tables, calibration, knowledge_auc, sglb_temperature,
-              ngboost_bart_settings, parallel)
+GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, every_surrogate_grid,
+              mondrian_exact, iteration_time, memory, kl_tables, calibration, knowledge_auc,
+              sglb_temperature, ngboost_bart_settings, parallel)
 
 
 def generate(out: Path = OUT) -> list[Path]:
