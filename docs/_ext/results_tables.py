@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -26,8 +27,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-REGRET_GRID = RESULTS / "regret"                     # the grid being filled (issue 14 default)
-EARLIER_GRID = ROOT / "benchmarks" / "regret" / "default"   # before the exploration change
+REGRET_GRID = RESULTS / "regret"                     # the regret grid, every method
+EVERY_SURROGATE_GRID = ROOT / "benchmarks" / "regret" / "default"   # 5 seeds
 MONDRIAN_EXACT = ROOT / "benchmarks" / "regret" / "mondrian_exact"
 OUT = ROOT / "docs" / "generated" / "tables"
 FIGURES = ROOT / "docs" / "generated" / "figures"
@@ -84,7 +85,7 @@ def _seed_counts(table: dict) -> str:
 
 
 def regret_grid() -> dict[str, str]:
-    """The grid of the current default: medians, seeds recorded, BwO seed by seed."""
+    """The regret grid: medians, seeds recorded, BwO seed by seed."""
     from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
     selection = _model_selection_problems()
@@ -107,7 +108,7 @@ def _model_selection_problems() -> set[str]:
 
 
 def model_selection_grid() -> dict[str, str]:
-    """Issue 18: the conditional model-selection problems, treebo beside its peers."""
+    """The conditional model-selection problems, treebo beside its peers."""
     from treebo.bench import format_summary, load_results, summary_table
 
     selection = _model_selection_problems()
@@ -124,7 +125,7 @@ OPTUNA_SAMPLER = RESULTS / "optuna_sampler"
 
 
 def optuna_sampler() -> dict[str, str]:
-    """Issue 18: the treebo Optuna sampler against Optuna's TPE and GP samplers."""
+    """The treebo Optuna sampler against Optuna's TPE and GP samplers."""
     from treebo.bench import load_results
 
     records = load_results(OPTUNA_SAMPLER) if OPTUNA_SAMPLER.exists() else []
@@ -148,15 +149,15 @@ def optuna_sampler() -> dict[str, str]:
             + _source(OPTUNA_SAMPLER, command="python benchmarks/optuna_sampler.py")}
 
 
-def earlier_grid() -> dict[str, str]:
-    """The grid measured before the exploration change (commit 104210b)."""
+def every_surrogate_grid() -> dict[str, str]:
+    """The every-surrogate grid of ``benchmarks/regret/default`` (5 seeds per problem)."""
     from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
-    records = load_results(EARLIER_GRID)
+    records = load_results(EVERY_SURROGATE_GRID)
     return {
-        "earlier_grid_summary": format_summary(summary_table(records)) + "\n\n"
-        + _source(EARLIER_GRID),
-        "earlier_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
+        "every_surrogate_grid_summary": format_summary(summary_table(records)) + "\n\n"
+        + _source(EVERY_SURROGATE_GRID),
+        "every_surrogate_grid_paired": format_paired(paired_wins(records, "bwo"), "bwo"),
     }
 
 
@@ -165,7 +166,7 @@ def mondrian_exact() -> dict[str, str]:
     from treebo.bench import load_results, regret_curves
 
     exact = {c.problem: c for c in regret_curves(load_results(MONDRIAN_EXACT))}
-    default = {c.problem: c for c in regret_curves(load_results(EARLIER_GRID))
+    default = {c.problem: c for c in regret_curves(load_results(EVERY_SURROGATE_GRID))
                if c.surrogate == "mondrian"}
     rows = []
     for problem, c in sorted(exact.items()):
@@ -175,7 +176,7 @@ def mondrian_exact() -> dict[str, str]:
                          f"{base[seed]:.2f}" if seed in base else DASH])
     return {"mondrian_exact": _table(
         ["problem", "seed", 'mode="exact"', 'mode="skgarden" (default)'], rows, "llrr")
-        + "\n\n" + _source(MONDRIAN_EXACT, EARLIER_GRID)}
+        + "\n\n" + _source(MONDRIAN_EXACT, EVERY_SURROGATE_GRID)}
 
 
 def _figures(results: Path, stem: str, problems: Sequence[str]) -> str:
@@ -263,8 +264,18 @@ GOALS = {"bwo": "≤ 1.5x, < 1 s", "gp": "(baseline)", "ngboost": "≤ 2 s", "ba
          "cbsglb": "≤ 3 s"}
 
 
+def _dearest_step(rows: list[dict]) -> list[dict]:
+    """One row per size, space and surrogate: the dearest step kind where each was timed."""
+    kept: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["N"], r["D"], r.get("space"), r["surrogate"])
+        if key not in kept or r["median"] > kept[key]["median"]:
+            kept[key] = r
+    return list(kept.values())
+
+
 def iteration_time() -> dict[str, str]:
-    grid = _load("iteration_time.json")["rows"]
+    grid = _dearest_step(_load("iteration_time.json")["rows"])
     sizes = list(dict.fromkeys((r["N"], r["D"]) for r in grid))
     names = list(dict.fromkeys(r["surrogate"] for r in grid if r["surrogate"] != "reference"))
     rows = []
@@ -280,7 +291,7 @@ def iteration_time() -> dict[str, str]:
         RESULTS / "iteration_time.json",
         command="python benchmarks/iteration_time.py --surrogates rf ert bwo gp")
 
-    every = _load("iteration_time_all_n200_d6.json")["rows"]
+    every = _dearest_step(_load("iteration_time_all_n200_d6.json")["rows"])
     reference = next(r["median"] for r in every if r["surrogate"] == "reference")
     rows = [[f"`{r['surrogate']}`", f"{r['median']:.2f}", f"{r['fit']:.2f}", f"{r['acq']:.2f}",
              f"{r['ratio']:.2f}", GOALS.get(r["surrogate"], "")]
@@ -291,7 +302,7 @@ def iteration_time() -> dict[str, str]:
                                  command="python benchmarks/iteration_time.py --sizes 200 "
                                          "--dims 6 --out "
                                          "benchmarks/results/iteration_time_all_n200_d6.json")
-    spaces = _load("iteration_time_spaces_n200.json")["rows"]
+    spaces = _dearest_step(_load("iteration_time_spaces_n200.json")["rows"])
     kinds = list(dict.fromkeys(r["space"] for r in spaces))
     names = list(dict.fromkeys(r["surrogate"] for r in spaces if r["surrogate"] != "reference"))
     rows = []
@@ -311,19 +322,25 @@ def iteration_time() -> dict[str, str]:
             "iteration_time_spaces": spaces_md}
 
 
+def _command(data: dict, default: str) -> str:
+    """The record's command line, without the notes on where it was run (kept in the file)."""
+    return re.sub(r"\s*\(at commit [^)]*\)", "", data.get("command", default)).strip()
+
+
 def memory() -> dict[str, str]:
     blocks = []
-    for name, label in (("memory_before_fix.json", "before the trial-copy fix"),
-                        ("memory.json", "after it")):
+    for name, label in (("memory.json", "Each trial keeps a copy of its point, as in treebo"),
+                        ("memory_before_fix.json",
+                         "For comparison, each trial keeps a view into the candidate pool")):
         data = _load(name)
         rows = [[str(s["calls"]), f"{s['rss_mib']:.1f}", f"{s['seconds']:.0f}"]
                 for s in data["samples"]]
-        blocks.append(f"**{label.capitalize()}** ({data['dim']}-D, `{data['surrogate']}`, "
+        blocks.append(f"**{label}** ({data['dim']}-D, `{data['surrogate']}`, "
                       f"seed {data['seed']}; growth {data['growth_mib']:.1f} MiB; "
-                      f"`{data.get('command', 'python benchmarks/memory.py')}`):\n\n"
+                      f"`{_command(data, 'python benchmarks/memory.py')}`):\n\n"
                       + _table(["calls", "RSS MiB", "seconds"], rows))
-    return {"memory": "\n\n".join(blocks) + "\n\n" + _source(RESULTS / "memory_before_fix.json",
-                                                             RESULTS / "memory.json")}
+    return {"memory": "\n\n".join(blocks) + "\n\n" + _source(RESULTS / "memory.json",
+                                                             RESULTS / "memory_before_fix.json")}
 
 
 # -- uncertainty -----------------------------------------------------------------------------
@@ -510,8 +527,8 @@ def parallel() -> dict[str, str]:
     return {"parallel_speedup": speed_md, "parallel_lies": lies_md, "parallel_batch": batch_md}
 
 
-GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, earlier_grid, mondrian_exact,
-              bbob, iteration_time, memory, kl_tables, calibration, knowledge_auc,
+GENERATORS = (regret_grid, model_selection_grid, optuna_sampler, every_surrogate_grid,
+              mondrian_exact, bbob, iteration_time, memory, kl_tables, calibration, knowledge_auc,
               sglb_temperature, ngboost_bart_settings, parallel)
 
 
