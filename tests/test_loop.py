@@ -173,12 +173,15 @@ def test_ctrl_c_ends_with_a_short_traceback_and_a_resume_hint(tmp_path, stored):
         minimize(slow, [Real(0, 1)], n_calls=100000, random_state=0,
                  {"storage='s.db'," if stored else ""} n_candidates=2000)
         """)
-    deadline = time.monotonic() + 120
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(2.0)  # into the model-based iterations: fits and acquisitions
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2.0)  # into the model-based iterations: fits and acquisitions
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()  # never leave a run of 100,000 calls behind a failed test
     assert proc.returncode != 0
     lines = err.strip().splitlines()
     if stored:
