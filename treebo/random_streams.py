@@ -95,8 +95,8 @@ def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]
 
 
 #: Bit generators a saved stream state may name. The name comes from a file, so it is
-#: looked up here and never with ``getattr`` on ``numpy.random`` (issue 16: the name
-#: ``"test"`` ran numpy's test suite).
+#: looked up here and never with ``getattr`` on ``numpy.random`` (there, the name
+#: ``"test"`` would run numpy's test suite).
 _BIT_GENERATORS = {"PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM,
                    "MT19937": np.random.MT19937, "Philox": np.random.Philox,
                    "SFC64": np.random.SFC64}

@@ -23,7 +23,7 @@ B = 100 trees. They differ in the details (``problems.md`` §1):
     points.
 
 Problems with a budget of their own: the conditional model selection
-(``model_selection_*``, issue 18) runs 50 evaluations, 10 of them initial
+(``model_selection_*``) runs 50 evaluations, 10 of them initial
 points, in both presets (:func:`default_n_calls`, :func:`default_n_initial`):
 its 23-dimensional space with six model families needs more than 5 points to
 show the surrogate every family once in a while, and 50 evaluations is the
@@ -82,7 +82,7 @@ _DEFAULT_ITERATIONS = {"continuous": 95, "binary": 95, "mixed": 95}
 
 # (evaluations per run, initial points) of problems whose protocol sets its
 # own budget, the same in both presets; the families' tables above do not
-# apply to them. The conditional model selection (issue 18): 50 evaluations,
+# apply to them. The conditional model selection: 50 evaluations,
 # 10 of them initial points.
 _OWN_BUDGETS: dict[str, tuple[int, int]] = {
     name: (50, 10) for name in problem_suites()["model_selection"]}
