@@ -337,7 +337,7 @@ def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple
 
 def _check_prior(prior: str | None, log: bool, name: str | None) -> str:
     if not isinstance(log, (bool, np.bool_)):
-        # Any truthy object used to mean log-uniform; a typo then changed the prior.
+        # Only a real boolean: a truthy typo (log="no") must not change the prior.
         raise ValueError(f"{_label(name)}: log must be True or False, got {_shown(log)}")
     if prior is None:
         return "log-uniform" if log else "uniform"

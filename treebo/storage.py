@@ -42,7 +42,7 @@ study (the path, a symlink, a hard link) takes the same locks:
 
 * the path lock ``<real path>-lock``, next to the database's resolved real
   path (``os.path.realpath``): all symlinks to a study lock the same file, and
-  for a plain path it is the ``<path>-lock`` earlier versions used;
+  for a plain path it is ``<path>-lock``;
 * the identity lock ``/tmp/treebo-locks-<uid>/<st_dev>-<st_ino>.lock``
   (a private directory, mode 0700), named by the database file's identity:
   hard links (other names of the same inode, in any directory) have no common
