@@ -1,6 +1,7 @@
 """The minimize loop: failures that speak up, direction, Ctrl-C."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -105,9 +106,13 @@ def test_catch_makes_named_exceptions_failed_trials_and_raises_others(tmp_path):
 
 def test_a_worker_process_failure_is_reported_and_stops_the_run_too():
     with pytest.warns(ObjectiveFailureWarning, match="NameError"):
-        with pytest.raises(ObjectiveError, match="raised NameError in each of the first 4") as info:
+        with pytest.raises(ObjectiveError, match=r"raised NameError in each of the first (\d+)"
+                           ) as info:
             minimize(_buggy, [Real(0, 1)], n_calls=10, random_state=0, n_jobs=2,
                      n_initial_points=4, **FAST)
+    # The run stops at the 4th same failure; with two workers, the evaluation in
+    # flight beside it may be told first, so 4 or 5 are counted.
+    assert int(re.search(r"first (\d+)", str(info.value)).group(1)) in (4, 5)
     # A NameError pickles: the cause came back from the worker.
     assert isinstance(info.value.__cause__, NameError)
 
