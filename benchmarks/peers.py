@@ -483,13 +483,16 @@ def _optuna_distributions(space: Space) -> dict:
 
 
 def _run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
+    if sampler == "CmaEsSampler":
+        # Checked before Optuna is imported: the space is refused whether or not it is installed.
+        _no_conditions(run.space, "Optuna's CMA-ES samples one fixed set of parameters")
+        _only_numbers(run.space, "Optuna's CMA-ES samples real and integer parameters only")
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if sampler == "TPESampler":
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
     elif sampler == "CmaEsSampler":
-        _only_numbers(run.space, "Optuna's CMA-ES samples real and integer parameters only")
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
     else:
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial,
