@@ -27,18 +27,13 @@ def _pending(history, point):
     return trial
 
 
-def test_training_data_fills_failures_and_shows_pending_trials_at_the_lie():
+def test_observations_are_the_told_points_with_nan_failures_then_the_pending_ones():
     history = _history(values=[3.0, math.nan, 1.0, 2.0])
     _pending(history, [0.9, 0.9])
-    X, values, complete = history.training_data("worst")
-    np.testing.assert_array_equal(values, [3.0, 3.0, 1.0, 2.0])
-    np.testing.assert_array_equal(complete, [True, False, True, True])
+    X, y, pending = history.observations()
     assert X.shape == (4, 2)
-    np.testing.assert_array_equal(history.training_data(10.0)[1], [3.0, 10.0, 1.0, 2.0])
-    for strategy, lie in (("cl_min", 1.0), ("cl_mean", 2.0), ("cl_max", 3.0)):
-        X, values, complete = history.training_data("worst", strategy)
-        assert values[-1] == lie and len(values) == 5 and len(complete) == 4
-        np.testing.assert_array_equal(X[-1], SPACE.encode([[0.9, 0.9]])[0])
+    np.testing.assert_array_equal(y, [3.0, math.nan, 1.0, 2.0])
+    np.testing.assert_array_equal(pending, SPACE.encode([[0.9, 0.9]]))
 
 
 def test_a_tell_whose_commit_fails_leaves_the_history_as_it_was():

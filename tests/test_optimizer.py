@@ -1,3 +1,4 @@
+import dataclasses
 import logging
 import math
 from decimal import Decimal
@@ -17,8 +18,9 @@ from treebo import (
     minimize,
 )
 from treebo.problems import get_problem
+from treebo.proposal import ProposalPipeline
 from treebo.storage import read_study
-from treebo.targets import transform_targets
+from treebo.targets import training_values, transform_targets
 
 
 def quadratic(x):
@@ -84,13 +86,13 @@ def test_failed_points_take_the_worst_value_or_the_configured_one():
     opt.tell([0.0, 0.0], 1.0)
     opt.tell([0.5, 0.5], 3.0)
     opt.tell([0.9, 0.9], math.inf)
-    X, values, complete = opt.history.training_data(opt.failure_value)
-    np.testing.assert_array_equal(values, [1.0, 3.0, 3.0])
-    np.testing.assert_array_equal(complete, [True, True, False])
+    _, y, _ = opt.history.observations()
+    np.testing.assert_array_equal(training_values(y, 0, opt.failure_value), [1.0, 3.0, 3.0])
     opt = Optimizer(SPACE_2D, failure_value=10.0, random_state=0)
     opt.tell([0.0, 0.0], 1.0)
     opt.tell([0.9, 0.9], None)
-    np.testing.assert_array_equal(opt.history.training_data(opt.failure_value)[1], [1.0, 10.0])
+    _, y, _ = opt.history.observations()
+    np.testing.assert_array_equal(training_values(y, 0, opt.failure_value), [1.0, 10.0])
 
 
 def test_a_tiny_discrete_space_is_exhausted_with_a_clear_message():
@@ -318,7 +320,8 @@ def test_a_batch_is_distinct_points_with_pending_ones_as_lies(surrogate):
         assert [t.status for t in new] == ["pending"] * 2 and [t.x for t in new] == batch
         # One surrogate seed per batch: the refits differ only by the lies.
         assert len({t.seed for t in new}) == 1 and all(t.fit_time > 0 for t in new)
-        X, y, _ = opt.history.training_data(opt.failure_value, strategy)
+        _, told_y, pending = opt.history.observations()
+        y = training_values(told_y, len(pending), opt.failure_value, strategy)
         assert len(y) == len(told) + 2
         # Every pending point is shown at the lie.
         np.testing.assert_array_equal(y[len(told):], lies[strategy](result.func_vals))
@@ -327,8 +330,14 @@ def test_a_batch_is_distinct_points_with_pending_ones_as_lies(surrogate):
     assert len({tuple(x) for x in opt.get_result().x_iters}) == 9
 
 
-def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
+def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up(monkeypatch):
     branin = get_problem("branin")
+    with_lies = ProposalPipeline.propose_step
+
+    def without_lies(self, data, kind):  # the same refits, on the told points only
+        n_told = len(data.complete)
+        return with_lies(self, dataclasses.replace(data, X=data.X[:n_told],
+                                                   values=data.values[:n_told]), kind)
 
     def mean_distance(seed, lies):
         # The exploration settings also spread a batch (the distance variance
@@ -342,10 +351,10 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up():
         for _ in range(4):
             x = opt.ask()
             opt.tell(x, branin(x))
-        if not lies:  # the counterfactual: the same refits without the lies
-            told_only = opt.history.training_data
-            opt.history.training_data = lambda failure, strategy=None: told_only(failure, None)
-        X = opt.space.encode(opt.ask(n_points=5))
+        with monkeypatch.context() as patch:
+            if not lies:
+                patch.setattr(ProposalPipeline, "propose_step", without_lies)
+            X = opt.space.encode(opt.ask(n_points=5))
         return np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1:]])
 
     # Measured mean pairwise distance (encoded units), seeds 0-4: with cl_min

@@ -28,14 +28,10 @@ from scipy.optimize import OptimizeResult as _ScipyResult
 from .acquisition import rows_in, unique_rows
 from .space import Space
 
-__all__ = ["History", "Trial", "OptimizeResult", "STRATEGIES", "check_strategy", "as_value"]
+__all__ = ["History", "Trial", "OptimizeResult", "as_value"]
 
 #: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
 #: point is given is the minimum, mean or maximum of the complete values.
-STRATEGIES = ("cl_min", "cl_mean", "cl_max")
-
-_LIES = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
-
 
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[None]:
@@ -56,22 +52,6 @@ def _interrupt_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if caught:
             raise KeyboardInterrupt
-
-
-def check_strategy(strategy: Any) -> str:
-    """``strategy`` if it is one of :data:`STRATEGIES`, else a ValueError naming it.
-
-    Parameters
-    ----------
-    strategy : str
-
-    Returns
-    -------
-    str
-    """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    return strategy
 
 
 @dataclass
@@ -410,38 +390,25 @@ class History:
         X = X[unique_rows(X, self.hash_weights)]
         return X[~rows_in(X, self.encoded(), self.hash_weights)]
 
-    def training_data(self, failure_value: str | float = "worst",
-                      strategy: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Encoded points and values a surrogate is fitted on.
-
-        Parameters
-        ----------
-        failure_value : "worst" or float
-            The value failed trials take: the largest complete value, or this.
-        strategy : {"cl_min", "cl_mean", "cl_max"}, optional
-            When given, every pending trial follows the told ones at this
-            constant lie over the complete values.
+    def observations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The told points with their values, and the pending points, encoded.
 
         Returns
         -------
-        X : ndarray of shape (n, n_columns)
-            Told trials first, in order, then the pending ones.
-        values : ndarray of shape (n,)
-        complete : ndarray of bool, shape (n_told,)
-            Which told trials are complete (the first ``n_told`` rows).
+        X : ndarray of shape (n_told, n_columns)
+            Told trials, in order.
+        y : ndarray of shape (n_told,)
+            Their values; NaN for a failed evaluation.
+        pending : ndarray of shape (n_pending, n_columns)
+            Pending trials, in order.
         """
+        width = self.space.n_columns
         told = [t for t in self.trials if t.status != "pending"]
-        X = np.array([t.x_encoded for t in told])
-        values = np.array([t.value if t.status == "complete" else math.nan for t in told])
-        finite = np.isfinite(values)
-        fill = np.max(values[finite]) if failure_value == "worst" else failure_value
-        values = np.where(finite, values, fill)
-        pending = [t for t in self.trials if t.status == "pending"] if strategy else []
-        if pending:
-            lie = _LIES[strategy](values[finite])
-            X = np.vstack([X, [t.x_encoded for t in pending]])
-            values = np.concatenate([values, np.full(len(pending), lie)])
-        return X, values, finite
+        X = np.array([t.x_encoded for t in told]).reshape(-1, width)
+        y = np.array([t.value if t.status == "complete" else math.nan for t in told])
+        pending = np.array([t.x_encoded for t in self.trials
+                            if t.status == "pending"]).reshape(-1, width)
+        return X, y, pending
 
 
 def _same_point(a: Any, b: Any) -> bool:

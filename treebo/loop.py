@@ -18,10 +18,11 @@ from typing import Any
 from ._checks import check_int
 from ._progress import ProgressBar
 from .failures import FailureWatch, GuardedObjective, check_catch
-from .history import OptimizeResult, Trial, check_strategy
+from .history import OptimizeResult, Trial
 from .optimizer import Optimizer
 from .parallel import resolve_executor, run_evaluations
 from .storage import InMemoryStorage
+from .targets import check_strategy
 
 __all__ = ["minimize"]
 

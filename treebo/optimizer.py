@@ -26,24 +26,22 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import numbers
 import os
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
 from ._checks import check_choice, check_int
-from .acquisition import rows_in, sobol_candidates
-from .history import History, OptimizeResult, Trial, as_value, check_strategy
-from .proposal import ProposalPipeline, StepData
+from .acquisition import sobol_candidates
+from .history import History, OptimizeResult, Trial, as_value
+from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
 from .space import Space, SpaceExhausted
 from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
 from .surrogates import Surrogate, make_surrogate
-from .targets import Y_TRANSFORMS, transform_targets
+from .targets import Y_TRANSFORMS, check_failure_value, check_strategy
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
 
@@ -60,15 +58,6 @@ DIRECTIONS = ("minimize", "maximize")
 #: out-of-memory killer) would otherwise crash every resume, since it is
 #: offered first each time; after this many offers it is recorded as failed.
 MAX_RESUME_OFFERS = 2
-
-
-@dataclass
-class _Batch:
-    """What the proposals of one ``ask`` share: the surrogate's seed and the candidates."""
-
-    seed: int | None
-    pool: np.ndarray
-    candidate_time: float
 
 
 class Optimizer:
@@ -200,12 +189,7 @@ local_center_spacing
             local_steps=local_steps)
         self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
         self.initial_design = check_choice(initial_design, "initial_design", ("sobol", "random"))
-        if not (failure_value == "worst" or (isinstance(failure_value, numbers.Real)
-                                             and not isinstance(failure_value, bool)
-                                             and math.isfinite(failure_value))):
-            raise ValueError("failure_value must be 'worst' or a finite number, got "
-                             f"{failure_value!r}")
-        self.failure_value = failure_value
+        self.failure_value = check_failure_value(failure_value)
         self.y_transform = check_choice(y_transform, "y_transform", Y_TRANSFORMS)
         self.resume_pending = check_choice(resume_pending, "resume_pending", RESUME_PENDING)
         self.direction = check_choice(direction, "direction", DIRECTIONS)
@@ -545,76 +529,46 @@ local_center_spacing
         return self.space.snap(raw)
 
     def _propose_trials(self, q: int, strategy: str) -> list[Trial]:
-        """Choose ``q`` new points one after the other, each a pending trial
-        (and so a lie) for the next; fewer if a discrete space runs out."""
+        """Append ``q`` new pending trials: the initial design's points while it
+        lasts, then the pipeline's; fewer if a discrete space runs out."""
         out: list[Trial] = []
-        batch: _Batch | None = None
-        for _ in range(q):
-            seed, fit_time, acq_time = None, 0.0, 0.0
-            try:
-                if len(self.trials) < self.n_initial_points or self.history.n_complete() == 0:
-                    design = self.history.unseen(self._design)
-                    encoded, origin = (design[0], "initial") if len(design) else (
-                        self._random_unseen(), "random")
+        try:
+            while len(out) < q and (len(self.trials) < self.n_initial_points
+                                    or self.history.n_complete() == 0):
+                design = self.history.unseen(self._design)
+                if len(design):
+                    out.append(self._append(design[0], "initial"))
                 else:
-                    batch = batch or self._start_batch()
-                    encoded, origin, fit_time, acq_time = self._propose_with_model(batch,
-                                                                                   strategy)
-                    seed = batch.seed if origin == "model" else None
-            except SpaceExhausted:
-                if out:
-                    break
+                    out.append(self._append(self.pipeline.pool.random_point(
+                        self.space, self.history.unseen, self._streams.acquisition), "random"))
+            if len(out) < q:
+                seed = None
+                if self._surrogate.seeded:
+                    seed = int(self._streams.model.integers(np.iinfo(np.int32).max))
+                X, y, pending = self.history.observations()
+                for proposal in self.pipeline.propose(
+                        self.space, X, y, surrogate=self._surrogate,
+                        rng=self._streams.acquisition, pending=pending, n_points=q - len(out),
+                        step=self.history.n_model(), seed=seed, strategy=strategy,
+                        failure_value=self.failure_value, y_transform=self.y_transform):
+                    model = proposal.origin == "model"
+                    out.append(self._append(proposal.point, proposal.origin, proposal.fit_time,
+                                            proposal.acq_time, seed if model else None))
+        except SpaceExhausted:
+            if not out:
                 raise
-            # A copy: ``encoded`` may be a row of the candidate pool, and a view
-            # would keep the whole pool (tens of MB) alive for as long as the trial.
-            encoded = encoded.copy()
-            trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
-                          x_encoded=encoded, origin=origin, fit_time=fit_time,
-                          acq_time=acq_time, asked_at=time.time(), seed=seed)
-            self.history.append(trial)
-            out.append(trial)
         return out
 
-    def _random_unseen(self) -> np.ndarray:
-        return self.pipeline.pool.random_point(self.space, self.history.unseen,
-                                               self._streams.acquisition)
-
-    def _target_kind(self) -> str:
-        if self.y_transform != "auto":
-            return self.y_transform
-        return "standardize" if self._surrogate.smooth else "log"
-
-    def _start_batch(self) -> _Batch:
-        """Draw the surrogate seed and the candidates one ``ask`` shares."""
-        seed = None
-        if self._surrogate.seeded:
-            seed = int(self._streams.model.integers(np.iinfo(np.int32).max))
-        start = time.perf_counter()
-        X, values, complete = self.history.training_data(self.failure_value)
-        z = transform_targets(values, self._target_kind())
-        pool = self.history.unseen(self.pipeline.pool.build(
-            self.space, X[complete], z[complete], self._streams.acquisition))
-        return _Batch(seed=seed, pool=pool, candidate_time=time.perf_counter() - start)
-
-    def _propose_with_model(self, batch: _Batch,
-                            strategy: str) -> tuple[np.ndarray, str, float, float]:
-        # Refitting on the told data plus the lies, with the batch's seed, is
-        # the whole cost of a constant-liar step; the candidates are shared.
-        X, values, complete = self.history.training_data(self.failure_value, strategy)
-        kind = self.pipeline.step_kind(self.history.n_model(), self._surrogate.smooth)
-        acquisition = self._streams.acquisition
-        data = StepData(space=self.space, X=X, values=values, complete=complete,
-                        pool=batch.pool, surrogate=self._surrogate, seed=batch.seed,
-                        target_kind=self._target_kind(), unseen=self.history.unseen,
-                        rng=acquisition,
-                        fallback=lambda: self.pipeline.pool.random_point(
-                            self.space, self.history.unseen, acquisition))
-        proposal = self.pipeline.propose(data, kind)
-        extra, batch.candidate_time = batch.candidate_time, 0.0
-        if proposal.origin == "model":  # later points of the batch must differ from this one
-            batch.pool = batch.pool[~rows_in(batch.pool, proposal.point[None, :],
-                                             self.history.hash_weights)]
-        return proposal.point, proposal.origin, proposal.fit_time, proposal.acq_time + extra
+    def _append(self, encoded: np.ndarray, origin: str, fit_time: float = 0.0,
+                acq_time: float = 0.0, seed: int | None = None) -> Trial:
+        # A copy: ``encoded`` may be a row of the candidate pool, and a view
+        # would keep the whole pool (tens of MB) alive for as long as the trial.
+        encoded = encoded.copy()
+        trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
+                      x_encoded=encoded, origin=origin, fit_time=fit_time, acq_time=acq_time,
+                      asked_at=time.time(), seed=seed)
+        self.history.append(trial)
+        return trial
 
 
 def _prototype(surrogate: str | Surrogate, params: dict | None) -> tuple[Surrogate, str]:

@@ -20,9 +20,9 @@ from sklearn.base import clone
 from sklearn.model_selection._search import BaseSearchCV, _yield_masked_array_for_each_param
 
 from ._checks import check_int
-from .history import check_strategy
 from .optimizer import Optimizer
 from .space import Categorical, Dimension, Space, SpaceExhausted
+from .targets import check_strategy
 
 __all__ = ["TreeBOSearchCV"]
 

@@ -7,13 +7,23 @@ spread out (see :func:`transform_targets` and docs/design.md).
 
 from __future__ import annotations
 
+import math
+import numbers
+from typing import Any
+
 import numpy as np
 
-__all__ = ["transform_targets", "Y_TRANSFORMS", "LOG_OFFSET"]
+__all__ = ["transform_targets", "training_values", "check_failure_value", "check_strategy",
+           "Y_TRANSFORMS", "STRATEGIES", "LOG_OFFSET"]
 
 
 #: Accepted values of ``y_transform``.
 Y_TRANSFORMS = ("auto", "log", "standardize")
+
+#: Constant-liar strategies: the value a pending point is shown at.
+STRATEGIES = ("cl_min", "cl_mean", "cl_max")
+
+_LIES = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
 
 #: Offset of the log transform, as a fraction of the range of the values.
 LOG_OFFSET = 1e-3
@@ -54,3 +64,60 @@ def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
         values = np.log((values - values.min()) / span + LOG_OFFSET)
     scale = values.std()
     return (values - values.mean()) / (scale if scale > 0 else 1.0)
+
+
+def check_strategy(strategy: Any) -> str:
+    """``strategy`` if it is one of :data:`STRATEGIES`, else a ValueError naming it.
+
+    Parameters
+    ----------
+    strategy : str
+
+    Returns
+    -------
+    str
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return strategy
+
+
+def check_failure_value(failure_value: Any) -> str | float:
+    """``failure_value`` if it is ``"worst"`` or a finite number, else a ValueError naming it."""
+    if failure_value == "worst" and isinstance(failure_value, str):
+        return failure_value
+    if (isinstance(failure_value, numbers.Real) and not isinstance(failure_value, bool)
+            and math.isfinite(failure_value)):
+        return failure_value
+    raise ValueError(f"failure_value must be 'worst' or a finite number, got {failure_value!r}")
+
+
+def training_values(y: np.ndarray, n_pending: int = 0, failure_value: str | float = "worst",
+                    strategy: str | None = None) -> np.ndarray:
+    """The values a surrogate is fitted on: failures filled in, pending points lied about.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_told,)
+        Told values in objective units (lower is better); NaN marks a failed
+        evaluation. At least one must be finite.
+    n_pending : int, default 0
+        Pending points that follow the told ones in the training data.
+    failure_value : "worst" or float, default "worst"
+        The value failed evaluations take: the largest finite value, or this.
+    strategy : {"cl_min", "cl_mean", "cl_max"}, optional
+        The constant lie of the pending points: the minimum, mean or maximum
+        of the finite values. Required when ``n_pending > 0``.
+
+    Returns
+    -------
+    ndarray of shape (n_told + n_pending,)
+    """
+    y = np.asarray(y, dtype=float)
+    finite = np.isfinite(y)
+    fill = np.max(y[finite]) if failure_value == "worst" else failure_value
+    values = np.where(finite, y, fill)
+    if n_pending:
+        lie = _LIES[check_strategy(strategy)](y[finite])
+        values = np.concatenate([values, np.full(n_pending, lie)])
+    return values

@@ -159,8 +159,8 @@ def test_a_local_step_has_nothing_to_refine_without_real_columns_and_refinement_
     data = _data(space, X, X.sum(axis=1), pool=space.grid())
     assert LocalStep().propose(data, AcquisitionMaximizer()) is None
     pipeline = ProposalPipeline.from_settings()
-    proposal = pipeline.propose(data, "local")
-    refined = pipeline.propose(_data(space, X, X.sum(axis=1), pool=space.grid()), "refine")
+    proposal = pipeline.propose_step(data, "local")
+    refined = pipeline.propose_step(_data(space, X, X.sum(axis=1), pool=space.grid()), "refine")
     np.testing.assert_array_equal(proposal.point, refined.point)
 
 

@@ -38,11 +38,11 @@ except ImportError as _error:
                       "pip install 'treebo[optuna]'") from _error
 
 from .._checks import check_int
-from ..history import check_strategy
 from ..optimizer import Optimizer
 from ..proposal import cycle_step_kind
 from ..space import Categorical, Dimension, Integer, Real, SpaceExhausted
 from ..surrogates import Surrogate, make_surrogate
+from ..targets import check_strategy
 
 __all__ = ["TreeBOSampler"]
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from ..acquisition import AcquisitionMaximizer
+import numpy as np
+
+from ..acquisition import AcquisitionMaximizer, rows_in, unique_rows
+from ..space import Space, SpaceExhausted
+from ..surrogates import Surrogate
+from ..targets import Y_TRANSFORMS, check_failure_value, training_values, transform_targets
 from .base import Proposal, Step, StepData
 from .explore import ExploreStep
 from .jump import JumpStep
@@ -14,6 +20,7 @@ from .refine import RefineStep
 from .schedule import CycleSchedule
 
 __all__ = ["ProposalPipeline", "STEP_KINDS"]
+
 
 #: Step kind name -> class. A new kind is a module with a :class:`Step` subclass,
 #: registered here and named by a schedule.
@@ -87,10 +94,137 @@ class ProposalPipeline:
         """The schedule's kind for the proposal after ``n_model`` model-based ones."""
         return self.schedule.step_kind(n_model, smooth)
 
-    def propose(self, data: StepData, kind: str) -> Proposal:
+    def propose(self, space: Space, X: np.ndarray, y: np.ndarray, *, surrogate: Surrogate,
+                rng: np.random.Generator, pending: np.ndarray | None = None,
+                n_points: int = 1, step: int = 0, seed: int | None = None,
+                strategy: str = "cl_min", failure_value: str | float = "worst",
+                y_transform: str = "auto") -> list[Proposal]:
+        """Propose new points from the evaluations so far; the pipeline keeps no state.
+
+        Parameters
+        ----------
+        space : Space
+        X : ndarray of shape (n_told, n_columns)
+            Evaluated points, encoded (:meth:`Space.encode`).
+        y : ndarray of shape (n_told,)
+            Their values in objective units, lower is better; NaN marks a
+            failed evaluation (shown to the surrogate at ``failure_value``).
+            At least one must be finite.
+        surrogate : Surrogate
+            Unfitted; cloned before every fit.
+        rng : numpy.random.Generator
+            Candidates, tie-breaking and random fallbacks draw from it.
+        pending : ndarray of shape (n_pending, n_columns), optional
+            Encoded points being evaluated: never proposed, and shown to the
+            surrogate at the constant lie of ``strategy``.
+        n_points : int, default 1
+            Points to propose. Each is a pending point for the next, and the
+            surrogate is refitted in between.
+        step : int, default 0
+            Model-based proposals made before this call: the position of the
+            first point in the schedule, which names its step kind.
+        seed : int, optional
+            The surrogate's ``random_state`` for every fit of this call.
+        strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
+        failure_value : "worst" or float, default "worst"
+        y_transform : {"auto", "log", "standardize"}, default "auto"
+            As for :class:`~treebo.Optimizer`.
+
+        Returns
+        -------
+        list of Proposal
+            Distinct encoded points that are neither in ``X`` nor pending
+            (decode them with :meth:`Space.decode`); fewer than ``n_points``
+            when a discrete space runs out.
+
+        Raises
+        ------
+        SpaceExhausted
+            If every point of a discrete space is evaluated or pending.
+        ValueError
+            If the shapes do not match or no value is finite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treebo import Space, Real
+        >>> from treebo.proposal import ProposalPipeline
+        >>> from treebo.surrogates import make_surrogate
+        >>> space = Space([Real(-2.0, 2.0)])
+        >>> X = space.encode([[-1.5], [0.3], [1.2], [-0.4], [0.9]])
+        >>> y = (space.decode(X)[:, 0].astype(float) - 0.5) ** 2
+        >>> proposals = ProposalPipeline.from_settings(n_candidates=1000).propose(
+        ...     space, X, y, surrogate=make_surrogate("bwo", n_estimators=20),
+        ...     rng=np.random.default_rng(0))
+        >>> point = space.decode(proposals[0].point[None, :])[0]
+        """
+        X, y, pending = _check_observations(space, X, y, pending)
+        if not np.isfinite(y).any():
+            raise ValueError("y must hold at least one finite value (NaN marks a failure)")
+        failure_value = check_failure_value(failure_value)
+        if y_transform not in Y_TRANSFORMS:
+            raise ValueError(f"y_transform must be one of {Y_TRANSFORMS}, got {y_transform!r}")
+        target_kind = (y_transform if y_transform != "auto"
+                       else "standardize" if surrogate.smooth else "log")
+        # Weights of the row hash that finds repeated points. The hash only narrows
+        # down which rows to compare exactly, so any fixed weights do.
+        weights = np.random.default_rng(0x7EEB0).standard_normal(space.n_columns)
+        seen = [X, pending]
+
+        def unseen(C: np.ndarray) -> np.ndarray:
+            C = C[unique_rows(C, weights)]
+            return C[~rows_in(C, np.vstack(seen), weights)]
+
+        def fallback() -> np.ndarray:
+            return self.pool.random_point(space, unseen, rng)
+
+        start = time.perf_counter()
+        complete = np.isfinite(y)
+        z = transform_targets(training_values(y, 0, failure_value), target_kind)
+        pool = unseen(self.pool.build(space, X[complete], z[complete], rng))
+        candidate_time = time.perf_counter() - start
+        out: list[Proposal] = []
+        for _ in range(n_points):
+            lies = np.vstack([pending, *(p.point[None, :] for p in out)])
+            data = StepData(space=space, X=np.vstack([X, lies]),
+                            values=training_values(y, len(lies), failure_value, strategy),
+                            complete=complete, pool=pool, surrogate=surrogate, seed=seed,
+                            target_kind=target_kind, unseen=unseen, rng=rng, fallback=fallback)
+            try:
+                proposal = self.propose_step(data, self.step_kind(step, surrogate.smooth))
+            except SpaceExhausted:
+                if out:
+                    break
+                raise
+            proposal.acq_time += candidate_time
+            candidate_time = 0.0
+            if proposal.origin == "model":  # later points of the batch must differ from this one
+                pool = pool[~rows_in(pool, proposal.point[None, :], weights)]
+                step += 1
+            out.append(proposal)
+            seen.append(proposal.point[None, :])
+        return out
+
+    def propose_step(self, data: StepData, kind: str) -> Proposal:
         """One proposal by the step of ``kind``, or by the refinement step when it has none."""
         proposal = self.steps[kind].propose(data, self.maximizer)
         if proposal is None:
             proposal = self.steps["refine"].propose(data, self.maximizer)
         assert proposal is not None  # a refinement step always proposes
         return proposal
+
+
+def _check_observations(space: Space, X: Any, y: Any,
+                        pending: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    width = space.n_columns
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    pending = np.empty((0, width)) if pending is None else np.asarray(pending, dtype=float)
+    for name, array in (("X", X), ("pending", pending)):
+        if array.ndim != 2 or array.shape[1] != width:
+            raise ValueError(f"{name} must be an array of encoded points of shape (n, {width}), "
+                             f"got shape {array.shape}")
+    if y.shape != (len(X),):
+        raise ValueError(f"y must have shape ({len(X)},), one value per row of X, got "
+                         f"shape {y.shape}")
+    return X, y, pending
