@@ -690,3 +690,20 @@ def test_a_batch_in_a_conditional_space_is_distinct_active_only_points():
         for x, value in zip(batch, values):
             opt.tell(x, value)
     assert len(np.unique(Space(SVC_SPACE).encode(opt.get_result().x_iters), axis=0)) == 11
+
+
+def test_add_pending_makes_a_point_a_lie_that_is_never_proposed():
+    space = {"x": Integer(0, 3), "y": Integer(0, 3)}
+    opt = Optimizer(space, n_initial_points=0, random_state=0, n_candidates=100)
+    opt.tell({"x": 0, "y": 0}, 5.0)
+    opt.add_pending({"x": 1, "y": 1})
+    assert [(t.x, t.status, t.origin) for t in opt.trials][1] == ({"x": 1, "y": 1}, "pending",
+                                                                    "user")
+    proposed = [opt.ask() for _ in range(14)]     # every other point of the 4 x 4 grid
+    assert {"x": 1, "y": 1} not in proposed and {"x": 0, "y": 0} not in proposed
+    assert len({tuple(p.values()) for p in proposed}) == 14
+    opt.tell({"x": 1, "y": 1}, 2.0)               # told: the pending trial is completed
+    assert (opt.trials[1].status, opt.trials[1].value) == ("complete", 2.0)
+    with pytest.raises(ValueError, match="not an integer in"):
+        opt.add_pending({"x": 7, "y": 0})
+    assert len(opt.trials) == 16

@@ -31,7 +31,6 @@ import time
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from ._checks import check_choice, check_int
 from .acquisition import sobol_candidates
@@ -40,7 +39,7 @@ from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
 from .space import Space, SpaceExhausted
 from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
-from .surrogates import Surrogate, make_surrogate
+from .surrogates import Surrogate, as_surrogate
 from .targets import Y_TRANSFORMS, check_failure_value, check_strategy
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
@@ -178,7 +177,8 @@ local_center_spacing
                  random_state: Any = None, storage: str | os.PathLike | Storage | None = None,
                  resume_pending: str = "retry", direction: str = "minimize"):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
-        self._surrogate, self.surrogate_name = _prototype(surrogate, surrogate_params)
+        self._surrogate = as_surrogate(surrogate, surrogate_params)
+        self.surrogate_name = surrogate if isinstance(surrogate, str) else type(surrogate).__name__
         self.pipeline = ProposalPipeline.from_settings(
             acquisition, acquisition_params, acq_optimizer=acq_optimizer,
             n_candidates=n_candidates, local_search=local_search,
@@ -569,19 +569,6 @@ local_center_spacing
                       asked_at=time.time(), seed=seed)
         self.history.append(trial)
         return trial
-
-
-def _prototype(surrogate: str | Surrogate, params: dict | None) -> tuple[Surrogate, str]:
-    """The unfitted surrogate every ask clones, and its name."""
-    if isinstance(surrogate, str):
-        return make_surrogate(surrogate, **(params or {})), surrogate
-    if isinstance(surrogate, Surrogate):
-        if params:
-            raise ValueError("surrogate_params only applies when surrogate is a name; set "
-                             "the parameters on the instance instead")
-        return clone(surrogate), type(surrogate).__name__
-    raise ValueError("surrogate must be a registered name or a Surrogate instance, got "
-                     f"{surrogate!r}")
 
 
 def _as_storage(storage: Any) -> Storage:

@@ -93,7 +93,8 @@ def check_failure_value(failure_value: Any) -> str | float:
 
 
 def training_values(y: np.ndarray, n_pending: int = 0, failure_value: str | float = "worst",
-                    strategy: str | None = None) -> np.ndarray:
+                    strategy: str | None = None, lie_over: np.ndarray | None = None
+                    ) -> np.ndarray:
     """The values a surrogate is fitted on: failures filled in, pending points lied about.
 
     Parameters
@@ -108,6 +109,8 @@ def training_values(y: np.ndarray, n_pending: int = 0, failure_value: str | floa
     strategy : {"cl_min", "cl_mean", "cl_max"}, optional
         The constant lie of the pending points: the minimum, mean or maximum
         of the finite values. Required when ``n_pending > 0``.
+    lie_over : ndarray of bool, shape (n_told,), optional
+        The told values the lie is taken over (default: the finite ones).
 
     Returns
     -------
@@ -118,6 +121,6 @@ def training_values(y: np.ndarray, n_pending: int = 0, failure_value: str | floa
     fill = np.max(y[finite]) if failure_value == "worst" else failure_value
     values = np.where(finite, y, fill)
     if n_pending:
-        lie = _LIES[check_strategy(strategy)](y[finite])
+        lie = _LIES[check_strategy(strategy)](y[finite if lie_over is None else lie_over])
         values = np.concatenate([values, np.full(n_pending, lie)])
     return values

@@ -37,12 +37,11 @@ except ImportError as _error:
     raise ImportError("treebo.integration.optuna needs Optuna; install it with: "
                       "pip install 'treebo[optuna]'") from _error
 
-from .._checks import check_int
-from ..optimizer import Optimizer
-from ..proposal import cycle_step_kind
-from ..space import Categorical, Dimension, Integer, Real, SpaceExhausted
-from ..surrogates import Surrogate, make_surrogate
-from ..targets import check_strategy
+from .._checks import check_choice, check_int
+from ..proposal import ProposalPipeline
+from ..space import Categorical, Dimension, Integer, Real, Space, SpaceExhausted
+from ..surrogates import Surrogate, as_surrogate
+from ..targets import Y_TRANSFORMS, check_failure_value, check_strategy
 
 __all__ = ["TreeBOSampler"]
 
@@ -62,10 +61,16 @@ _CHUNK = 2000
 # a second, so more than one retry is already unlikely.
 _MAX_RETRIES = 3
 
-# Arguments of Optimizer that the sampler sets itself.
-_TAKEN = frozenset({"dimensions", "surrogate", "acquisition", "n_initial_points",
-                    "n_candidates", "surrogate_params", "acquisition_params", "failure_value",
-                    "random_state", "storage", "resume_pending"})
+# Settings of the proposal pipeline that optimizer_kwargs may set (the others
+# are arguments of the sampler itself).
+_PIPELINE_KWARGS = ("acq_optimizer", "local_search", "n_local_candidates", "n_jump_candidates",
+                    "n_local_centers", "local_center_spacing", "distance_variance",
+                    "explore_every", "explore_length", "jump_every", "jump_distance",
+                    "local_steps")
+
+# The dimension that holds a trial's budget (its last reported step, plus one)
+# when the study has pruned trials.
+_BUDGET = "treebo:budget"
 
 # Streams derived from (seed, trial number, purpose[, parameter]).
 _MODEL_STREAM, _INDEPENDENT_STREAM = 0, 1
@@ -167,19 +172,23 @@ def _name_words(name: str) -> list[int]:
 
 
 def _observation(trial: FrozenTrial, codecs: Mapping[str, _Codec],
-                 sign: float) -> tuple[dict, float | None] | None:
-    """``(point, value)`` to tell treebo for a finished trial, or None when it is not modeled.
+                 sign: float) -> tuple[dict, float, int | None] | None:
+    """``(point, value, step)`` of a finished trial, or None when it is not modeled.
 
     The value is on treebo's scale (minimized: ``sign`` is -1 for a
-    maximized study), None for a failure. A trial is modeled when it has
-    every parameter of ``codecs`` with the same distribution.
+    maximized study), NaN for a failure. ``step`` is the step of a pruned
+    trial's last intermediate value, the budget it was evaluated at; None
+    for a complete (full-budget) or failed trial. A trial is modeled when it
+    has every parameter of ``codecs`` with the same distribution.
     """
+    step = None
     if trial.state == TrialState.COMPLETE:
         value = sign * trial.value
     elif trial.state == TrialState.PRUNED and trial.intermediate_values:
-        value = sign * trial.intermediate_values[max(trial.intermediate_values)]
+        step = max(trial.intermediate_values)
+        value = sign * trial.intermediate_values[step]
     elif trial.state in (TrialState.PRUNED, TrialState.FAIL):
-        value = None
+        value = math.nan
     else:
         return None
     point = {}
@@ -190,7 +199,80 @@ def _observation(trial: FrozenTrial, codecs: Mapping[str, _Codec],
             point[name] = codec.to_treebo(trial.params[name])
         except (ValueError, TypeError, OverflowError):
             return None
-    return point, value
+    return point, (value if math.isfinite(value) else math.nan), step
+
+
+class _StudyData:
+    """The study's trials as encoded arrays for one proposal.
+
+    A pruned trial is an evaluation at a lower budget: when the study has
+    any, the space gains a budget dimension (an integer, log-scaled: the
+    trial's last reported step plus one), complete and pending trials sit at
+    the full budget (the largest reported step plus one), and proposals are
+    made at the full budget.
+    """
+
+    def __init__(self, trials: Sequence[FrozenTrial], current: FrozenTrial,
+                 codecs: Mapping[str, _Codec], sign: float, pending: bool):
+        finished: list[tuple[dict, float, int | None]] = []
+        running: list[dict] = []
+        for t in trials:
+            if t.number == current.number:
+                continue
+            observed = _observation(t, codecs, sign)
+            if observed is not None:
+                finished.append(observed)
+            elif pending and t.state in (TrialState.RUNNING, TrialState.WAITING):
+                point = _pending_point(t, codecs)
+                if point is not None:
+                    running.append(point)
+        steps = [step for _, _, step in finished if step is not None]
+        reported = [max(t.intermediate_values) for t in trials if t.intermediate_values]
+        self.full = max(reported, default=0) + 1 if steps else None
+        if self.full is not None and self.full < 2:
+            self.full = 2  # every report at step 0: the full budget is past it
+        dims = {name: codec.dimension for name, codec in codecs.items()}
+        if self.full is not None:
+            dims[_BUDGET] = Integer(1, self.full, log=True)
+        self.space = Space(dims)
+        self.points = [point for point, _, _ in finished] + running
+        rows, values = [], []
+        for point, value, step in finished:
+            row = self._encode(point, step)
+            if row is not None:
+                rows.append(row)
+                values.append(value)
+        self.X = np.array(rows).reshape(-1, self.space.n_columns)
+        self.y = np.array(values, dtype=float)
+        lies = [row for row in (self._encode(point, None) for point in running) if row is not None]
+        self.pending = np.array(lies).reshape(-1, self.space.n_columns)
+        self.fixed = None
+        if self.full is not None:
+            full = Space([dims[_BUDGET]]).encode([[self.full]])[0, 0]
+            self.fixed = {self.space.columns_of(_BUDGET).start: float(full)}
+
+    def _encode(self, point: dict, step: int | None) -> np.ndarray | None:
+        if self.full is not None:
+            point = {**point, _BUDGET: self.full if step is None else min(step + 1, self.full)}
+        try:
+            return self.space.encode([point])[0]
+        except ValueError:  # a value outside the dimension: not modeled
+            return None
+
+    @property
+    def n_valued(self) -> int:
+        """Trials with a finite value at any budget; 0 without one at the full budget."""
+        finite = np.isfinite(self.y)
+        if self.fixed is not None:
+            (column, value), = self.fixed.items()
+            if not (finite & (self.X[:, column] == value)).any():
+                return 0
+        return int(finite.sum())
+
+    def decode(self, encoded: np.ndarray) -> dict:
+        point = self.space.decode(encoded[None, :])[0]
+        point.pop(_BUDGET, None)
+        return point
 
 
 def _published(trial: FrozenTrial) -> dict:
@@ -239,9 +321,10 @@ def _pending_point(trial: FrozenTrial, codecs: Mapping[str, _Codec]) -> dict | N
 class TreeBOSampler(BaseSampler):
     """An Optuna sampler that proposes the study's next point with a treebo surrogate.
 
-    Each trial, treebo's :class:`~treebo.Optimizer` is rebuilt from the
-    study's trials (so nothing is kept between trials: processes sharing one
-    storage are on an equal footing) and asked for one point of the
+    Each trial, treebo's proposal pipeline
+    (:meth:`treebo.proposal.ProposalPipeline.propose`) proposes one point from
+    the study's trials as the storage holds them (so nothing is kept between
+    trials: processes sharing one storage are on an equal footing), in the
     *relative search space*: the parameters that every finished trial
     suggested with the same distribution (Optuna's intersection search
     space; complete and pruned trials count). Parameters outside it
@@ -263,8 +346,8 @@ class TreeBOSampler(BaseSampler):
         Parameters of the acquisition, as for :class:`~treebo.Optimizer`.
     n_startup_trials : int, default 10
         The independent sampler draws every parameter until the study holds
-        this many trials with a value in the relative search space
-        (complete ones, and pruned ones with intermediate values).
+        this many trials with a value in the relative search space (complete
+        ones, and pruned ones with intermediate values), one of them complete.
     n_candidates : int, default 50_000
         Sobol candidates scored per proposal, as for
         :class:`~treebo.Optimizer`; relative spaces with at most this many
@@ -300,11 +383,13 @@ class TreeBOSampler(BaseSampler):
         Log a warning (on the ``treebo`` logger, once per parameter) when a
         parameter is drawn by the independent sampler after the startup trials.
     optimizer_kwargs : dict, optional
-        Further arguments of :class:`~treebo.Optimizer`: ``local_search``,
-        ``n_local_candidates``, ``distance_variance``, ``explore_every``,
-        ``explore_length``, ``jump_every``, ``jump_distance``,
-        ``acq_optimizer``, ``y_transform``, ... (not the ones set above, nor
-        ``random_state``, ``storage``, ``n_initial_points``).
+        Further settings of the proposals, as for :class:`~treebo.Optimizer`:
+        ``acq_optimizer``, ``local_search``, ``n_local_candidates``,
+        ``n_jump_candidates``, ``n_local_centers``, ``local_center_spacing``,
+        ``distance_variance``, ``explore_every``, ``explore_length``,
+        ``jump_every``, ``jump_distance``, ``local_steps`` and ``y_transform``.
+        The study's count of treebo proposals places each proposal in the
+        schedule of step kinds, as an optimizer's own count does.
 
     Notes
     -----
@@ -313,11 +398,14 @@ class TreeBOSampler(BaseSampler):
     - COMPLETE: their value (negated when the study maximizes: treebo minimizes).
       A non-finite value is a failure.
     - FAIL: told as failed; the surrogate sees them at ``failure_value``.
-    - PRUNED: the last intermediate value reported (the one the trial was
-      pruned at), as the value of a finished trial: it is what the study
-      knows about that point, and for a learning curve it is pessimistic,
-      which is what a pruned point deserves. Without intermediate values,
-      as failed.
+    - PRUNED: an evaluation at a lower budget. Its last intermediate value
+      is its value at the budget of that step (``step + 1``); a budget
+      dimension (log-scaled) joins the surrogate's inputs, with complete
+      and running trials at the full budget (the largest step any trial
+      reported, plus one), and every proposal is made at the full budget.
+      The incumbent and the constant lie are taken over the full-budget
+      trials only, so a pruned point's early value does not pose as a
+      result. Without intermediate values, a pruned trial is a failure.
     - RUNNING and WAITING: pending (constant liar), when every parameter of
       the relative search space is known for them: suggested already,
       enqueued, or published by the sampler that proposed them. Each
@@ -355,27 +443,17 @@ class TreeBOSampler(BaseSampler):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
         kwargs = dict(optimizer_kwargs or {})
-        clash = sorted(_TAKEN & set(kwargs))
-        if clash:
-            raise ValueError(f"optimizer_kwargs must not set {clash}: they are arguments of "
-                             "TreeBOSampler or set by it")
-        explore_every = kwargs.pop("explore_every", "auto")
-        jump_every = kwargs.pop("jump_every", "auto")
-        self._settings = {"surrogate": surrogate, "acquisition": acquisition,
-                          "n_candidates": n_candidates, "surrogate_params": surrogate_params,
-                          "acquisition_params": acquisition_params,
-                          "failure_value": failure_value, **kwargs}
-        # Every setting is checked now, by the optimizer itself, rather than at
-        # the first model-based trial.
-        check = Optimizer({"x": Real(0.0, 1.0)}, n_initial_points=0,
-                          explore_every=explore_every, jump_every=jump_every, **self._settings)
-        # The optimizer's own rule for "auto": no exploration or jump steps for
-        # smooth surrogates (the GP), whose posterior already reverts to its prior.
-        model = (make_surrogate(surrogate, **(surrogate_params or {}))
-                 if isinstance(surrogate, str) else surrogate)
-        self._explore_every, self._jump_every, self._local_steps = (
-            check.pipeline.schedule.resolved(model.smooth))
-        check.close()
+        unknown = sorted(set(kwargs) - set(_PIPELINE_KWARGS) - {"y_transform"})
+        if unknown:
+            raise ValueError(f"optimizer_kwargs must only set {sorted(_PIPELINE_KWARGS)} and "
+                             f"'y_transform', got {unknown} (the others are arguments of "
+                             "TreeBOSampler, or do not apply to it)")
+        self._y_transform = check_choice(kwargs.pop("y_transform", "auto"), "y_transform",
+                                         Y_TRANSFORMS)
+        self._failure_value = check_failure_value(failure_value)
+        self._surrogate = as_surrogate(surrogate, surrogate_params)
+        self._pipeline = ProposalPipeline.from_settings(
+            acquisition, acquisition_params, n_candidates=n_candidates, **kwargs)
         self._seed = seed if seed is not None else _fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
@@ -435,6 +513,7 @@ class TreeBOSampler(BaseSampler):
             dimensions cannot encode.
         """
         _check_single_objective(study)
+        study = _whole_study(study)
         space = intersection_search_space(study.get_trials(deepcopy=False), include_pruned=True)
         codecs = _codecs(space)
         return {name: space[name] for name in codecs}
@@ -464,7 +543,7 @@ class TreeBOSampler(BaseSampler):
         if not codecs:
             return {}
         with self._lock:
-            return self._propose(study, trial, codecs)
+            return self._propose(_whole_study(study), trial, codecs)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
@@ -508,33 +587,29 @@ class TreeBOSampler(BaseSampler):
                  codecs: dict[str, _Codec]) -> dict[str, Any]:
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         trials = study.get_trials(deepcopy=False)
+        # The study's count of treebo proposals places this one in the schedule.
         n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs
                          for t in trials)
-        kind = cycle_step_kind(n_proposed, self._explore_every, self._jump_every,
-                               self._local_steps)
-        optimizer = Optimizer(
-            {name: codec.dimension for name, codec in codecs.items()}, n_initial_points=0,
-            random_state=_stream_seed(self._seed, trial.number, _MODEL_STREAM),
-            # The optimizer counts its own model-based proposals to space the
-            # exploration and jump steps; this one has none (its first proposal
-            # is an exploration step with explore_every=1, a jump step with
-            # jump_every=2), so the study's count decides.
-            explore_every=1 if kind == "explore" else 0,
-            jump_every=2 if kind == "jump" else 0, **self._settings)
-        # Trial number -> (point, finished, has a finite value) of what the optimizer holds.
-        known: dict[int, tuple[dict, bool, bool]] = {}
-        self._sync(optimizer, trials, trial, codecs, known, sign)
-        if sum(valued for _, _, valued in known.values()) < self._n_startup_trials:
-            return {}
-
+        rng = np.random.default_rng(_stream_seed(self._seed, trial.number, _MODEL_STREAM))
+        seed = (int(rng.integers(np.iinfo(np.int32).max)) if self._surrogate.seeded
+                else None)
+        params: dict[str, Any] = {}
         for _ in range(1 + _MAX_RETRIES):
+            data = _StudyData(trials, trial, codecs, sign, self._constant_liar)
+            if data.n_valued < max(self._n_startup_trials, 1):
+                return {}
             try:
-                point = optimizer.ask(strategy=self._strategy)
+                proposal, = self._pipeline.propose(
+                    data.space, data.X, data.y, surrogate=self._surrogate, rng=rng,
+                    pending=data.pending, step=n_proposed, seed=seed, strategy=self._strategy,
+                    failure_value=self._failure_value, y_transform=self._y_transform,
+                    fixed=data.fixed)
             except SpaceExhausted:
                 logger.info("TreeBOSampler: every point of the relative search space %s has "
                             "been evaluated or is pending; trial %d is drawn by the "
                             "independent sampler", sorted(codecs), trial.number)
                 return {}
+            point = data.decode(proposal.point)
             params = {name: codec.to_optuna(point[name]) for name, codec in codecs.items()}
             _publish(study, trial, codecs, params)
             if not self._constant_liar:
@@ -542,54 +617,13 @@ class TreeBOSampler(BaseSampler):
             # Another process may have proposed the same point while this one
             # was fitting: read the study again; of two colliding proposals, the
             # later one always sees the earlier.
-            latest = study.get_trials(deepcopy=False)
-            if point not in self._sync(optimizer, latest, trial, codecs, known, sign):
+            trials = study.get_trials(deepcopy=False)
+            others = _StudyData(trials, trial, codecs, sign, True).points
+            if point not in others:
                 return params
             logger.info("TreeBOSampler: trial %d's proposal is also another trial's, which "
                         "was proposed meanwhile; proposing again", trial.number)
         return params
-
-    def _sync(self, optimizer: Optimizer, trials: list[FrozenTrial], current: FrozenTrial,
-              codecs: dict[str, _Codec], known: dict[int, tuple[dict, bool, bool]],
-              sign: float) -> list[dict]:
-        """Give ``optimizer`` the trials it does not hold yet, or holds at another point.
-
-        Finished trials are told; with the constant liar, running and
-        waiting trials whose points are known become pending (a trial
-        proposed again elsewhere changes its point). ``known`` is updated.
-
-        Returns
-        -------
-        list of dict
-            The points of every other trial seen, finished or not.
-        """
-        points = []
-        for t in trials:
-            if t.number == current.number:
-                continue
-            observed = _observation(t, codecs, sign)
-            if observed is not None:
-                point, value = observed
-                if not known.get(t.number, (None, False))[1]:
-                    try:
-                        optimizer.tell(point, value)   # completes it if it was pending
-                    except ValueError:  # a value outside the dimension: not modeled
-                        continue
-                    valued = value is not None and math.isfinite(value)
-                    known[t.number] = (point, True, valued)
-                points.append(point)
-            elif self._constant_liar and t.state in (TrialState.RUNNING, TrialState.WAITING):
-                point = _pending_point(t, codecs)
-                if point is None:
-                    continue
-                if known.get(t.number, (None,))[0] != point:
-                    try:
-                        optimizer.add_pending(point)
-                    except ValueError:
-                        continue
-                    known[t.number] = (point, False, False)
-                points.append(point)
-        return points
 
 
 def _publish(study: Study, trial: FrozenTrial, codecs: Mapping[str, _Codec],
@@ -607,6 +641,21 @@ def _publish(study: Study, trial: FrozenTrial, codecs: Mapping[str, _Codec],
     # proposal made again may be read half rewritten: _published then fails to
     # parse it and the trial counts as unknown for that one reading.
     storage.set_trial_system_attr(trial_id, PROPOSAL_KEY, len(chunks))
+
+
+def _whole_study(study: Study) -> Study:
+    """The study itself, where Optuna passes a sampler the view of one Hyperband bracket.
+
+    Under ``HyperbandPruner``, Optuna shows samplers only the trials of the
+    current trial's bracket (a private ``_BracketStudy`` that keeps the whole
+    study as ``_study``). The budget-aware model uses every evaluation, as
+    BOHB does, so the sampler reads the whole study.
+    """
+    try:
+        whole = object.__getattribute__(study, "_study")
+    except AttributeError:
+        return study
+    return whole if isinstance(whole, Study) else study
 
 
 def _check_single_objective(study: Study) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..acquisition import AcquisitionMaximizer, rows_in, unique_rows
-from ..space import Space, SpaceExhausted
+from ..space import Real, Space, SpaceExhausted
 from ..surrogates import Surrogate
 from ..targets import Y_TRANSFORMS, check_failure_value, training_values, transform_targets
 from .base import Proposal, Step, StepData
@@ -98,7 +98,8 @@ class ProposalPipeline:
                 rng: np.random.Generator, pending: np.ndarray | None = None,
                 n_points: int = 1, step: int = 0, seed: int | None = None,
                 strategy: str = "cl_min", failure_value: str | float = "worst",
-                y_transform: str = "auto") -> list[Proposal]:
+                y_transform: str = "auto", fixed: dict[int, float] | None = None
+                ) -> list[Proposal]:
         """Propose new points from the evaluations so far; the pipeline keeps no state.
 
         Parameters
@@ -129,6 +130,15 @@ class ProposalPipeline:
         failure_value : "worst" or float, default "worst"
         y_transform : {"auto", "log", "standardize"}, default "auto"
             As for :class:`~treebo.Optimizer`.
+        fixed : dict of int to float, optional
+            Encoded columns that every proposal holds at a value, e.g. a
+            budget column at the full budget (the Optuna sampler's pruned
+            trials). The incumbent, the local candidates' centres and the
+            constant lie are then taken over the told points that hold these
+            values too; the others are data for the model only, and no
+            proposal repeats their other columns. The columns
+            must be of integer, binary or categorical dimensions (L-BFGS-B
+            polishing moves real ones).
 
         Returns
         -------
@@ -142,7 +152,7 @@ class ProposalPipeline:
         SpaceExhausted
             If every point of a discrete space is evaluated or pending.
         ValueError
-            If the shapes do not match or no value is finite.
+            If the shapes do not match, or no finite value is at ``fixed``.
 
         Examples
         --------
@@ -159,8 +169,17 @@ class ProposalPipeline:
         >>> point = space.decode(proposals[0].point[None, :])[0]
         """
         X, y, pending = _check_observations(space, X, y, pending)
-        if not np.isfinite(y).any():
-            raise ValueError("y must hold at least one finite value (NaN marks a failure)")
+        columns = np.array(list(fixed or {}), dtype=int)
+        held = np.array(list((fixed or {}).values()), dtype=float)
+        real = [c for j, d in enumerate(space.dimensions) if isinstance(d, Real)
+                for c in range(*space.columns_of(j).indices(space.n_columns))]
+        if set(columns) & set(real) or not set(columns) <= set(range(space.n_columns)):
+            raise ValueError(f"fixed must name encoded columns of integer, binary or "
+                             f"categorical dimensions, got {sorted(columns.tolist())}")
+        complete = np.isfinite(y) & np.all(X[:, columns] == held, axis=1)
+        if not complete.any():
+            raise ValueError("y must hold at least one finite value (NaN marks a failure)"
+                             + (" at the fixed columns' values" if fixed else ""))
         failure_value = check_failure_value(failure_value)
         if y_transform not in Y_TRANSFORMS:
             raise ValueError(f"y_transform must be one of {Y_TRANSFORMS}, got {y_transform!r}")
@@ -169,9 +188,18 @@ class ProposalPipeline:
         # Weights of the row hash that finds repeated points. The hash only narrows
         # down which rows to compare exactly, so any fixed weights do.
         weights = np.random.default_rng(0x7EEB0).standard_normal(space.n_columns)
-        seen = [X, pending]
+        def hold(C: np.ndarray) -> np.ndarray:
+            if len(columns):
+                C = C.copy()
+                C[:, columns] = held
+            return C
+
+        # Every candidate passes through unseen(), which holds the fixed columns;
+        # a told point at other values of them counts as seen too.
+        seen = [hold(X), hold(pending)]
 
         def unseen(C: np.ndarray) -> np.ndarray:
+            C = hold(C)
             C = C[unique_rows(C, weights)]
             return C[~rows_in(C, np.vstack(seen), weights)]
 
@@ -179,7 +207,6 @@ class ProposalPipeline:
             return self.pool.random_point(space, unseen, rng)
 
         start = time.perf_counter()
-        complete = np.isfinite(y)
         z = transform_targets(training_values(y, 0, failure_value), target_kind)
         pool = unseen(self.pool.build(space, X[complete], z[complete], rng))
         candidate_time = time.perf_counter() - start
@@ -187,7 +214,8 @@ class ProposalPipeline:
         for _ in range(n_points):
             lies = np.vstack([pending, *(p.point[None, :] for p in out)])
             data = StepData(space=space, X=np.vstack([X, lies]),
-                            values=training_values(y, len(lies), failure_value, strategy),
+                            values=training_values(y, len(lies), failure_value, strategy,
+                                                   complete),
                             complete=complete, pool=pool, surrogate=surrogate, seed=seed,
                             target_kind=target_kind, unseen=unseen, rng=rng, fallback=fallback)
             try:

@@ -14,6 +14,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments", "make_surrogate",
+           "as_surrogate",
            "available_surrogates", "surrogate_class", "surrogate_class_name", "missing_extra"]
 
 # The base classes come from .base on first use (PEP 562): it imports scikit-learn,
@@ -184,3 +185,33 @@ def make_surrogate(name: str, **params: Any) -> Surrogate:
         return cls(**params)
     except TypeError as error:
         raise ValueError(f"invalid parameters for surrogate {name!r}: {error}") from None
+
+
+def as_surrogate(surrogate: Any, params: dict | None = None) -> Surrogate:
+    """The unfitted surrogate a name or an instance stands for.
+
+    Parameters
+    ----------
+    surrogate : str or Surrogate
+        A name from :func:`available_surrogates`, or an unfitted instance
+        (cloned, so the caller's object is never fitted).
+    params : dict, optional
+        Constructor parameters when ``surrogate`` is a name.
+
+    Returns
+    -------
+    Surrogate
+    """
+    from sklearn.base import clone
+
+    from .base import Surrogate
+
+    if isinstance(surrogate, str):
+        return make_surrogate(surrogate, **(params or {}))
+    if isinstance(surrogate, Surrogate):
+        if params:
+            raise ValueError("surrogate_params only applies when surrogate is a name; set "
+                             "the parameters on the instance instead")
+        return clone(surrogate)
+    raise ValueError("surrogate must be a registered name or a Surrogate instance, got "
+                     f"{surrogate!r}")
