@@ -35,6 +35,8 @@ class CycleSchedule:
         surrogate over the whole pool). ``"auto"`` is on for tree surrogates,
         off for smooth ones, which refine smoothly already.
 
+    Notes
+    -----
     With the defaults, a tree surrogate's cycle of eight proposals is local,
     jump, local, local, local, jump, local, explore (:func:`cycle_step_kind`).
     """
