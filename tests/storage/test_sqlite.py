@@ -1,42 +1,24 @@
+"""SQLiteStorage: the study journal, kills and interrupts, files that cannot be used."""
+
 import json
 import math
 import os
 import pickle
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-from treebo import Binary, Categorical, Integer, Optimizer, Real, Space, minimize
-from treebo.storage import (
-    InMemoryStorage,
-    SQLiteStorage,
-    StorageAccessError,
-    StorageLockedError,
-    StorageMismatchError,
-    read_study,
-)
+from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
+from treebo.storage import SQLiteStorage, StorageAccessError, read_study
 
-ROOT = Path(__file__).resolve().parents[1]
-SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
-FAST = dict(n_candidates=500, surrogate_params={"n_estimators": 20})
-
-
-def quadratic(x):
-    return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
-
-
-def flaky(x):
-    # Deterministic failures, so that runs can be compared point by point.
-    if x[0] > 0.6:
-        raise RuntimeError("simulator crashed")
-    return quadratic(x)
+from .helpers import FAST, MIXED, ROOT, SPACE_2D, flaky, mixed_study, quadratic, run_sql
 
 
 def test_every_trial_is_stored_with_its_point_value_status_timings_and_seed(tmp_path):
@@ -142,35 +124,6 @@ def test_pending_trials_of_a_dead_run_are_offered_again_or_failed(tmp_path):
         assert "ended before telling its value" in opt.trials[0].error
         assert opt.ask() != a
     assert read_study(db2)["trials"][0]["status"] == "failed"
-
-
-def test_a_different_space_surrogate_setting_or_seed_is_refused(tmp_path):
-    db = tmp_path / "study.db"
-    minimize(quadratic, SPACE_2D, n_calls=2, random_state=0, storage=db, **FAST)
-    with pytest.raises(StorageMismatchError, match="different search space") as info:
-        Optimizer([Real(-1.0, 1.0), Real(-1.0, 2.0)], random_state=0, storage=db, **FAST)
-    assert "x1=Real(-1.0, 2.0, uniform)" in str(info.value)
-    with pytest.raises(StorageMismatchError, match="surrogate: stored 'bwo', given 'rf'"):
-        Optimizer(SPACE_2D, "rf", random_state=0, storage=db, **FAST)
-    with pytest.raises(StorageMismatchError, match="n_estimators"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=500)
-    with pytest.raises(StorageMismatchError, match="n_candidates: stored 500, given 600"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=600,
-                  surrogate_params={"n_estimators": 20})
-    with pytest.raises(StorageMismatchError, match="random_state=0, given random_state=5"):
-        Optimizer(SPACE_2D, random_state=5, storage=db, **FAST)
-    # None of the refused openings changed or locked the study.
-    with Optimizer(SPACE_2D, random_state=0, storage=db, **FAST) as opt:
-        assert len(opt.trials) == 2
-
-
-def test_a_study_is_open_in_one_optimizer_at_a_time(tmp_path):
-    db = tmp_path / "study.db"
-    first = Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-    with pytest.raises(StorageLockedError, match=f"open in another optimizer \\(pid {os.getpid()}"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-    first.close()
-    Optimizer(SPACE_2D, random_state=0, storage=db, **FAST).close()
 
 
 @pytest.mark.fault
@@ -303,140 +256,6 @@ def test_an_optimizer_with_a_storage_pickles_closed(tmp_path):
         assert storage.load_trials()[0]["value"] == 1.0
 
 
-def _locked_pattern():
-    return f"open in another optimizer \\(pid {os.getpid()}"
-
-
-@pytest.mark.fault
-def test_a_study_is_locked_through_a_symlink_to_it(tmp_path):
-    db = tmp_path / "s.db"
-    link = tmp_path / "link.db"
-    link.symlink_to(db)  # dangling until the first optimizer creates the study
-    with Optimizer(SPACE_2D, random_state=0, storage=db, **FAST):
-        with pytest.raises(StorageLockedError, match=_locked_pattern()):
-            Optimizer(SPACE_2D, random_state=0, storage=link, **FAST)
-    with Optimizer(SPACE_2D, random_state=0, storage=link, **FAST) as opt:
-        opt.tell([0.1, 0.2], 1.0)
-        with pytest.raises(StorageLockedError, match=_locked_pattern()):
-            Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-    assert len(read_study(db)["trials"]) == 1
-
-
-@pytest.mark.fault
-def test_a_study_is_locked_through_a_hard_link_to_it_in_any_directory(tmp_path):
-    db = tmp_path / "s.db"
-    minimize(quadratic, SPACE_2D, n_calls=2, random_state=0, storage=db, **FAST)
-    (tmp_path / "other").mkdir()
-    for hard in (tmp_path / "hard.db", tmp_path / "other" / "elsewhere.db"):
-        os.link(db, hard)
-        with Optimizer(SPACE_2D, random_state=0, storage=db, **FAST):
-            with pytest.raises(StorageLockedError, match=_locked_pattern()):
-                Optimizer(SPACE_2D, random_state=0, storage=hard, **FAST)
-        with Optimizer(SPACE_2D, random_state=0, storage=hard, **FAST) as opt:
-            assert len(opt.trials) == 2
-            with pytest.raises(StorageLockedError, match=_locked_pattern()):
-                Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-
-
-@pytest.mark.fault
-def test_a_symlink_at_the_lock_path_is_refused_and_its_target_left_alone(tmp_path):
-    victim = tmp_path / "victim.txt"
-    victim.write_bytes(b"precious data\n")
-    db = Path(os.path.realpath(tmp_path)) / "study.db"
-    lock = db.with_name("study.db-lock")
-    lock.symlink_to(victim)
-    with pytest.raises(OSError, match="lock file .*study.db-lock.* is a symbolic link"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-    assert victim.read_bytes() == b"precious data\n" and lock.is_symlink()
-    # A hard link at the lock path is a regular file: locked, never rewritten.
-    lock.unlink()
-    os.link(victim, lock)
-    with Optimizer(SPACE_2D, random_state=0, storage=db, **FAST) as opt:
-        opt.tell([0.1, 0.2], 1.0)
-        with pytest.raises(StorageLockedError, match="open in another optimizer"):
-            Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-    assert victim.read_bytes() == b"precious data\n"
-    # A directory in its place is refused before anything is opened.
-    lock.unlink()
-    lock.mkdir()
-    with pytest.raises(OSError, match="is a directory, not a regular file"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, **FAST)
-
-
-# -- crafted storage files (issue 16.4): a resume checks every row it trusts --------------
-
-MIXED = [Real(0.0, 1.0, name="r"), Categorical(["a", "b", "c"], name="c"),
-         Integer(1, 5, name="i"), Binary(name="b")]
-
-
-def _mixed_study(path, n_calls=6):
-    opt = Optimizer(MIXED, n_initial_points=4, random_state=0, storage=path, **FAST)
-    for _ in range(n_calls):
-        x = opt.ask()
-        opt.tell(x, float(x[0]) + x[2])
-    opt.ask()  # one pending trial
-    opt.close()
-
-
-def _sql(path, statement, *args):
-    import sqlite3
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(statement, args)
-    conn.close()
-
-
-_BAD_ROWS = {
-    "real out of range": ("UPDATE trials SET point = '[1000000000.0, 0, 1, 0]' WHERE "
-                          "status = 'pending'", r"'r' = 1000000000.0|outside"),
-    "category index -1": ("UPDATE trials SET point = '[0.5, -1, 1, 0]' WHERE number = 1",
-                          r"category index -1 \(allowed: an integer from 0 to 2\)"),
-    "too many values": ("UPDATE trials SET point = '[0.5, 0, 1, 0, 7]' WHERE number = 2",
-                        r"allowed: a list of 4 values"),
-    "text for a real": ("UPDATE trials SET point = '[\"x\", 0, 1, 0]' WHERE number = 0",
-                        r"'r' = 'x'"),
-    "binary 2": ("UPDATE trials SET point = '[0.5, 0, 1, 2]' WHERE number = 0",
-                 r"'b' = 2 \(allowed: an integer in \[0, 1\]\)"),
-    "text value": ("UPDATE trials SET value = 'abc' WHERE number = 3",
-                   r"value 'abc' of a complete trial"),
-    "value of a pending trial": ("UPDATE trials SET value = 1.5 WHERE status = 'pending'",
-                                 r"value 1.5 of a pending trial"),
-    "unknown status": ("UPDATE trials SET status = 'done' WHERE number = 0",
-                       r"status 'done'"),
-    "encoded point of another point": ("UPDATE trials SET x_encoded = "
-                                       "(SELECT x_encoded FROM trials WHERE number = 1) "
-                                       "WHERE number = 0", r"is not the encoding of point"),
-    "short encoded point": ("UPDATE trials SET x_encoded = x'0000' WHERE number = 0",
-                            r"buffer size must be a multiple"),
-    "text timing": ("UPDATE trials SET fit_time = 'slow' WHERE number = 4",
-                    r"fit_time 'slow'"),
-}
-
-
-@pytest.mark.fault
-@pytest.mark.parametrize("case", sorted(_BAD_ROWS))
-def test_a_crafted_row_is_refused_with_the_study_the_trial_and_the_problem(tmp_path, case):
-    db = tmp_path / "s.db"
-    _mixed_study(db)
-    statement, problem = _BAD_ROWS[case]
-    import sqlite3
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA ignore_check_constraints = 1")  # the schema's CHECK on status
-    conn.execute(statement)
-    conn.close()
-    with pytest.raises(ValueError, match=rf"storage '.*s\.db' is damaged: trial \d+: .*"
-                                         rf"({problem})"):
-        Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST)
-
-
-@pytest.mark.fault
-def test_an_untouched_mixed_study_resumes(tmp_path):
-    # The checks above must not refuse what treebo itself wrote.
-    db = tmp_path / "s.db"
-    _mixed_study(db, n_calls=12)
-    with Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST) as opt:
-        assert len(opt.trials) == 13 and opt.trials[-1].status == "pending"
-
-
 @pytest.mark.fault
 @pytest.mark.parametrize("statement, listed", [
     ("CREATE TRIGGER wipe AFTER INSERT ON trials BEGIN DELETE FROM trials; END",
@@ -445,14 +264,13 @@ def test_an_untouched_mixed_study_resumes(tmp_path):
 ])
 def test_a_study_file_with_a_trigger_or_view_is_not_opened(tmp_path, statement, listed):
     db = tmp_path / "s.db"
-    _mixed_study(db)
-    _sql(db, statement)
+    mixed_study(db)
+    run_sql(db, statement)
     for open_it in (lambda: Optimizer(MIXED, random_state=0, storage=db, **FAST),
                     lambda: read_study(db)):
         with pytest.raises(ValueError, match=f"holds {listed}; a treebo study has no triggers"):
             open_it()
     # Nothing ran: the trials are all still there.
-    import sqlite3
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 7
     conn.close()
@@ -461,8 +279,8 @@ def test_a_study_file_with_a_trigger_or_view_is_not_opened(tmp_path, statement, 
 @pytest.mark.fault
 def test_a_trials_table_with_other_columns_is_refused(tmp_path):
     db = tmp_path / "s.db"
-    _mixed_study(db)
-    _sql(db, "ALTER TABLE trials ADD COLUMN extra TEXT")
+    mixed_study(db)
+    run_sql(db, "ALTER TABLE trials ADD COLUMN extra TEXT")
     with pytest.raises(ValueError, match="is damaged: its trials table has the columns"):
         Optimizer(MIXED, random_state=0, storage=db, **FAST)
 
@@ -509,38 +327,6 @@ def test_a_point_that_kills_the_process_is_failed_after_two_resumes(tmp_path):
     assert read_study(db)["meta"]["resume_offers"] == {"3": 2}
 
 
-# -- the storage protocol: the in-memory default -------------------------------------
-
-def test_the_default_storage_is_in_memory_and_resumes_a_study_within_the_process():
-    straight = Optimizer(SPACE_2D, random_state=4, **FAST)
-    storage = InMemoryStorage()
-    first = Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
-    assert isinstance(straight.storage, InMemoryStorage)
-    for opt in (straight, first):
-        for _ in range(7):
-            x = opt.ask()
-            opt.tell(x, quadratic(x))
-    pending = first.ask()
-    straight.ask()
-    with pytest.raises(StorageLockedError, match="in use by another optimizer"):
-        Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
-    first.close()
-    # The resumed optimizer offers the pending point first, then continues both
-    # random streams: its proposals are those of the run that never stopped.
-    resumed = Optimizer(SPACE_2D, random_state=4, storage=storage, **FAST)
-    assert resumed.ask() == pending and resumed.trials[-1] is not first.trials[-1]
-    for opt in (straight, resumed):
-        opt.tell(pending, quadratic(pending))
-        for _ in range(3):
-            x = opt.ask()
-            opt.tell(x, quadratic(x))
-    assert resumed.get_result().x_iters == straight.get_result().x_iters
-    resumed.close()
-    with pytest.raises(StorageMismatchError, match="storage '<in memory>' holds a study run "
-                       "with other settings"):
-        Optimizer(SPACE_2D, random_state=4, storage=storage, n_candidates=400)
-
-
 def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(tmp_path):
     space = {"model": Categorical(["a", "b"]), "x": Real(0.0, 1.0),
              "depth": Integer(1, 8, active_if={"model": "b"}),
@@ -557,8 +343,6 @@ def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(
     resumed = minimize(objective, space, n_calls=12, random_state=2, storage=db, **FAST)
     assert resumed.x_iters == straight.x_iters
 
-
-# -- storage files that cannot be used: named with the file and the cause ---------------
 
 _CHILD_HEADER = """
 import json, os, sys
@@ -666,7 +450,6 @@ def test_a_study_on_a_full_disk_is_named_full_not_damaged(tmp_path):
 
 
 def _foreign_database(path):
-    import sqlite3
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     conn.executemany("INSERT INTO customers (name) VALUES (?)", [("ada",), ("grace",)])
@@ -674,7 +457,6 @@ def _foreign_database(path):
 
 
 def _foreign_study_table(path):
-    import sqlite3
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE study (key TEXT PRIMARY KEY, value TEXT, owner TEXT)")
     conn.execute("INSERT INTO study VALUES ('mode', 'production', 'billing')")
@@ -741,55 +523,6 @@ def test_an_interrupt_inside_a_tell_leaves_the_optimizer_usable(tmp_path, statem
     rows = read_study(db)["trials"]
     assert [r["status"] for r in rows] == ["complete"] * 3
     assert [r["point"] for r in rows] == [t.x for t in opt.trials]
-
-
-_HASHED_SPACE = """
-import sys
-sys.path.insert(0, {root!r})
-from treebo import Categorical, Real, minimize
-fruit = frozenset({{"apple", "banana", "cherry", "damson"}})
-print(repr(fruit))
-minimize(lambda x: x[1] + len(x[0]), [Categorical([fruit, frozenset({{"kiwi"}})]), Real(0, 1)],
-         n_calls=int(sys.argv[2]), n_initial_points=2, random_state=0, storage=sys.argv[1],
-         n_candidates=100, surrogate_params={{"n_estimators": 5}})
-"""
-
-
-@pytest.mark.fault
-def test_a_space_with_frozenset_categories_resumes_under_any_hash_seed(tmp_path):
-    db, source = tmp_path / "s.db", _HASHED_SPACE.format(root=str(ROOT))
-    orders = set()
-    for n_calls, hash_seed in enumerate(("1", "2", "3", "4"), start=3):
-        proc = subprocess.run([sys.executable, "-c", source, str(db), str(n_calls)],
-                              env={**os.environ, "PYTHONHASHSEED": hash_seed},
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        orders.add(proc.stdout.strip().splitlines()[0])
-    assert len(orders) > 1  # the seeds did give the set other orders
-    assert len(read_study(db)["trials"]) == 6
-
-
-def test_equal_categories_are_described_alike_in_any_order():
-    from treebo.storage import space_description
-    a = space_description(Space([Categorical([frozenset("abc"), ("x", frozenset({1, 2}))])]))
-    b = space_description(Space([Categorical([frozenset("cba"), ("x", frozenset({2, 1}))])]))
-    assert a == b
-    assert a["dimensions"][0]["categories"] == ["frozenset({'a', 'b', 'c'})",
-                                                "('x', frozenset({1, 2}))"]
-
-
-@pytest.mark.fault
-def test_a_dict_study_resumed_as_a_list_says_how_the_points_differ(tmp_path):
-    db = tmp_path / "s.db"
-    minimize(lambda p: p["a"] ** 2, {"a": Real(0.0, 1.0)}, n_calls=3, n_initial_points=2,
-             random_state=0, storage=db, **FAST)
-    with pytest.raises(StorageMismatchError) as caught:
-        minimize(lambda x: x[0] ** 2, [Real(0.0, 1.0, name="a")], n_calls=4,
-                 n_initial_points=2, random_state=0, storage=db, **FAST)
-    lines = str(caught.value).splitlines()
-    stored = next(line for line in lines if "stored:" in line)
-    given = next(line for line in lines if "given:" in line)
-    assert stored.endswith("points as dicts") and given.endswith("points as lists")
 
 
 class _SigintAfter(_InterruptAfter):

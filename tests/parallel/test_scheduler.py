@@ -1,3 +1,5 @@
+"""The scheduling loop: evaluations in flight, lost, overdue, interrupted, stopped."""
+
 import concurrent.futures as cf
 import json
 import logging
@@ -11,23 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from joblib import Parallel, delayed
 
 import treebo
-from treebo import Integer, Real, minimize
-from treebo.parallel import resolve_executor
+from treebo import Integer, minimize
 from treebo.storage import read_study
 
-SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
-FAST = dict(n_candidates=500, surrogate_params={"n_estimators": 20})
-
-
-def quadratic(x):
-    return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
-
-
-def _assert_distinct(points):
-    assert len({tuple(p) for p in points}) == len(points)
+from .helpers import FAST, SPACE_2D, assert_distinct, quadratic
 
 
 def test_a_thread_pool_keeps_exactly_n_jobs_evaluations_in_flight():
@@ -47,7 +38,7 @@ def test_a_thread_pool_keeps_exactly_n_jobs_evaluations_in_flight():
     # n_jobs defaults to the pool's 3 workers: the first three points start together.
     assert peak[0] == 3
     assert len(res.x_iters) == 9 and res.statuses == ["complete"] * 9
-    _assert_distinct(res.x_iters)
+    assert_distinct(res.x_iters)
 
 
 def test_proposals_are_asynchronous_not_in_lockstep_batches():
@@ -68,25 +59,6 @@ def test_proposals_are_asynchronous_not_in_lockstep_batches():
     with cf.ThreadPoolExecutor(max_workers=2) as pool:
         res = minimize(objective, SPACE_2D, n_calls=6, executor=pool, random_state=0, **FAST)
     assert list(res.func_vals).count(100.0) == 1 and -1.0 not in res.func_vals
-
-
-def test_an_objective_past_its_timeout_is_a_failed_trial_and_the_run_goes_on():
-    def objective(x):
-        if x[0] > 0:
-            time.sleep(30)  # interrupted in the worker by the alarm
-        return x[0] ** 2 + x[1] ** 2  # no module globals: workers need not import this file
-
-    start = time.monotonic()
-    res = minimize(objective, SPACE_2D, n_calls=6, timeout=1.0, random_state=0, **FAST)
-    elapsed = time.monotonic() - start
-    assert len(res.x_iters) == 6
-    slow = [x[0] > 0 for x in res.x_iters]
-    assert any(slow) and not all(slow)
-    for is_slow, status, error in zip(slow, res.statuses, res.errors):
-        assert (status, error) == (("failed", "timed out after 1 s") if is_slow
-                                   else ("complete", None))
-    # Not a timing assertion: 30 s sleeps that had run to the end would take minutes.
-    assert elapsed < 30
 
 
 def _run_script(path, source, *args, timeout):
@@ -157,9 +129,8 @@ _STUCK_WORKER_SCRIPT = """
 @pytest.mark.slow
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_a_worker_stuck_past_its_timeout_is_killed_and_replaced(tmp_path, n_jobs):
-    # Issue 16, fault 5: the stuck worker used to be left running, every later
-    # evaluation queued behind it and was recorded as timed out without having
-    # started, and the interpreter hung at exit.
+    # The worker that ignores its alarm is killed and replaced: the later
+    # evaluations run instead of queueing behind it, and the interpreter exits.
     report, err, exit_delay = _run_script(tmp_path / "stuck.py", _STUCK_WORKER_SCRIPT,
                                           tmp_path, n_jobs, timeout=180)
     assert report["statuses"].count("failed") == 1
@@ -262,35 +233,6 @@ def test_an_executor_that_refuses_work_ends_the_run_with_a_message():
     assert res.errors[0].startswith("could not submit the evaluation: RuntimeError")
 
 
-def test_worker_processes_run_closures_and_a_killed_worker_is_retried(tmp_path, caplog):
-    marker, offset = tmp_path / "killed", 0.25  # a closure, shipped by cloudpickle
-
-    def objective(x):
-        with open(tmp_path / f"{os.getpid()}.log", "a") as log:
-            log.write(f"{x}\n")
-        time.sleep(0.2)
-        try:  # exactly one evaluation, whichever gets here first, kills its worker
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            os.kill(os.getpid(), signal.SIGKILL)
-        except FileExistsError:
-            pass
-        return (x[0] - offset) ** 2 + x[1] ** 2
-
-    with caplog.at_level(logging.WARNING, logger="treebo"):
-        res = minimize(objective, SPACE_2D, n_calls=8, n_jobs=2, random_state=0,
-                       storage=tmp_path / "study.db", **FAST)
-    assert marker.exists() and "evaluation lost" in caplog.text
-    # The killed evaluation (and any other the broken pool lost) was run again.
-    assert res.statuses == ["complete"] * 8
-    _assert_distinct(res.x_iters)
-    assert [r["status"] for r in read_study(tmp_path / "study.db")["trials"]] == res.statuses
-    # Two worker processes, then a fresh one after the kill; never the driver.
-    pids = {int(p.stem) for p in tmp_path.glob("*.log")}
-    assert os.getpid() not in pids and len(pids) >= 3
-    # treebo's pool leaves joblib's own (scikit-learn's n_jobs) working.
-    assert Parallel(n_jobs=2)(delayed(abs)(i) for i in range(-2, 2)) == [2, 1, 0, 1]
-
-
 def test_a_callback_stop_leaves_running_evaluations_pending_for_resume(tmp_path):
     release = threading.Event()
 
@@ -319,67 +261,8 @@ def test_a_tiny_space_runs_out_while_evaluations_are_in_flight():
         res = minimize(lambda x: x[0] + x[1], [Integer(0, 2), Integer(0, 1)], n_calls=20,
                        executor=pool, random_state=0, **FAST)
     assert len(res.x_iters) == 6 and res.n_failed == 0
-    _assert_distinct(res.x_iters)
+    assert_distinct(res.x_iters)
     assert res.message == "all 6 points of the search space have been evaluated or proposed"
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_jobs=0), "n_jobs must be a positive integer or -1"),
-    (dict(n_jobs=2.5), "n_jobs must be a positive integer or -1"),
-    (dict(timeout=0), "timeout must be a positive number of seconds"),
-    (dict(timeout=float("inf")), "timeout must be a positive number of seconds"),
-    (dict(executor="dask"), "executor must be a concurrent.futures.Executor"),
-    (dict(max_retries=-1), "max_retries must be an integer >= 0"),
-    (dict(strategy="kriging"), "strategy must be one of"),
-])
-def test_bad_parallel_arguments_are_named(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        minimize(quadratic, SPACE_2D, n_calls=3, **kwargs)
-
-
-def _exit_objective(how, calls):
-    """An objective that ends itself with ``how`` where x[0] > 0, logging every call
-    to the file ``calls``."""
-    def objective(x):
-        with open(calls, "a") as log:
-            log.write(f"{x}\n")
-        if x[0] > 0:
-            if how == "exit":
-                sys.exit(3)
-            raise KeyboardInterrupt
-        return x[0] ** 2 + x[1] ** 2
-    return objective
-
-
-@pytest.mark.fault
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_sys_exit_in_the_objective_is_a_failed_trial_never_retried(tmp_path, n_jobs):
-    # Issue 16, fault 8: it used to end a sequential run, and in worker
-    # processes to be retried as a lost evaluation.
-    objective = _exit_objective("exit", tmp_path / "calls.log")
-    res = minimize(objective, SPACE_2D, n_calls=6, n_jobs=n_jobs, random_state=0, **FAST)
-    assert res.message == "reached n_calls=6"
-    exited = [x[0] > 0 for x in res.x_iters]
-    assert any(exited) and not all(exited)
-    for has_exited, status, error in zip(exited, res.statuses, res.errors):
-        assert (status, error) == (("failed", "SystemExit: 3") if has_exited
-                                   else ("complete", None))
-    assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
-
-
-@pytest.mark.fault
-def test_a_keyboard_interrupt_raised_in_a_worker_is_a_failed_trial(tmp_path):
-    # Not Ctrl-C in the driver, so not a reason to stop the run (it used to).
-    objective = _exit_objective("interrupt", tmp_path / "calls.log")
-    try:
-        res = minimize(objective, SPACE_2D, n_calls=6, n_jobs=2, random_state=0, **FAST)
-    except KeyboardInterrupt:
-        pytest.fail("the objective's KeyboardInterrupt in a worker stopped the run")
-    interrupted = [x[0] > 0 for x in res.x_iters]
-    assert any(interrupted) and res.message == "reached n_calls=6"
-    assert [e for e, i in zip(res.errors, interrupted) if i] == ["KeyboardInterrupt"] * sum(
-        interrupted)
-    assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
 
 
 @pytest.mark.fault
@@ -420,29 +303,6 @@ def test_ctrl_c_in_the_driver_stops_the_run_and_leaves_trials_pending(tmp_path, 
     assert res.statuses == ["complete"] * 10
 
 
-class _OpaqueExecutor(cf.Executor):
-    def submit(self, fn, /, *args, **kwargs):
-        raise AssertionError("not reached")
-
-
-def test_an_executor_of_unknown_size_needs_n_jobs():
-    with pytest.raises(ValueError, match="pass n_jobs"):
-        minimize(quadratic, SPACE_2D, n_calls=3, executor=_OpaqueExecutor())
-
-
-# -- dask.distributed -----------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_path):
     marker = tmp_path / "killed"
 
@@ -465,7 +325,7 @@ def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_
                    storage=db, **FAST)
     killed_point = eval(marker.read_text())  # noqa: S307 - written above
     assert len(res.x_iters) == 8
-    _assert_distinct(res.x_iters)
+    assert_distinct(res.x_iters)
     # Dask reschedules the lost task on a live worker, so the trial completes;
     # were it lost for good, treebo would retry it or record it as failed.
     index = res.x_iters.index(killed_point)
@@ -480,13 +340,6 @@ def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_
     assert [r["status"] for r in rows] == res.statuses
     assert [r["value"] for r in rows if r["status"] == "complete"] == [
         v for v, s in zip(res.func_vals, res.statuses) if s == "complete"]
-
-
-def test_a_dask_client_executor_works_and_knows_its_size(dask_client):
-    res = minimize(lambda x: x[0] ** 2 + x[1] ** 2, SPACE_2D, n_calls=5,
-                   executor=dask_client.get_executor(), random_state=0, **FAST)
-    assert len(res.x_iters) == 5 and res.n_failed == 0
-    assert resolve_executor(None, dask_client.get_executor(), None)[1] == 2
 
 
 _NO_WORKERS_SCRIPT = """
@@ -531,7 +384,7 @@ _NO_WORKERS_SCRIPT = """
 @pytest.mark.fault
 @pytest.mark.slow
 def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
-    # Issue 16, fault 6: minimize used to wait for ever for a worker.
+    # minimize returns instead of waiting for ever for a worker.
     pytest.importorskip("distributed")
     report, err, _ = _run_script(tmp_path / "no_workers.py", _NO_WORKERS_SCRIPT, tmp_path,
                                  timeout=240)
@@ -546,72 +399,6 @@ def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
     assert report["message"] == ("stopped: the Dask cluster has no workers (none for 3 s); "
                                  "the 1 evaluations in flight are left pending")
     assert report["seconds"] < 60
-
-
-# -- worker processes die with their driver ------------------------------------------
-
-_ORPHAN_SCRIPT = """
-    import os, sys, time
-    from treebo import Real, minimize
-
-    def objective(x):
-        # HERE is a global of the main script: cloudpickle ships its value.
-        with open(os.path.join(HERE, f"worker-{os.getpid()}"), "w") as note:
-            note.write(str(os.getppid()))
-        end = time.time() + 120
-        while time.time() < end:  # spends CPU, as a real objective would
-            pass
-        return x[0]
-
-    if __name__ == "__main__":
-        HERE = sys.argv[1]
-        minimize(objective, [Real(0.0, 1.0), Real(0.0, 1.0)], n_calls=10, n_jobs=2,
-                 random_state=0, n_candidates=500)
-"""
-
-
-def _running(pid):
-    """Whether ``pid`` is a live process (a zombie nobody reaped is dead)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.fault
-@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT],
-                         ids=["SIGTERM", "SIGKILL", "SIGINT"])
-def test_workers_die_with_their_driver_however_it_is_killed(tmp_path, signum):
-    script = tmp_path / "driver.py"
-    script.write_text(textwrap.dedent(_ORPHAN_SCRIPT))
-    env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
-    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
-    workers = []
-    try:
-        deadline = time.monotonic() + 120
-        while len(workers) < 2:
-            assert time.monotonic() < deadline and driver.poll() is None, "no workers started"
-            time.sleep(0.1)
-            workers = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
-        assert all((tmp_path / f"worker-{pid}").read_text() == str(driver.pid)
-                   for pid in workers)
-        os.kill(driver.pid, signum)  # the driver alone, as kill, systemd or docker stop do
-        driver.wait(timeout=60)
-        deadline = time.monotonic() + 10
-        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_running(pid) for pid in workers), "a worker outlived its driver"
-    finally:
-        for pid in workers + [driver.pid]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        driver.wait()
 
 
 @pytest.mark.fault
@@ -647,36 +434,3 @@ def test_clean_ctrl_cs_on_one_slow_evaluation_never_fail_it(tmp_path, n_jobs):
                    storage=db, **FAST)
     assert res.statuses == ["complete"] * 8, res.errors
     assert json.loads(slow.read_text()) in res.x_iters
-
-
-@pytest.mark.fault
-def test_the_workers_own_alarm_stops_an_evaluation_at_its_timeout(tmp_path, caplog):
-    from treebo.parallel import _TIMEOUT_GRACE
-
-    def objective(x):
-        if x[0] > 0:
-            time.sleep(30)  # interrupted by the worker's alarm
-        # No module globals: a worker importing this file would eat into the timeout.
-        return x[0] ** 2 + x[1] ** 2
-
-    db = tmp_path / "study.db"
-    with caplog.at_level(logging.WARNING, logger="treebo"):
-        res = minimize(objective, SPACE_2D, n_calls=6, n_initial_points=6, timeout=0.2,
-                       random_state=0, storage=db, **FAST)
-    slow = [i for i, x in enumerate(res.x_iters) if x[0] > 0]
-    assert slow and [res.errors[i] for i in slow] == ["timed out after 0.2 s"] * len(slow)
-    rows = read_study(db)["trials"]
-    for i in slow:
-        # Reported by the worker itself (which measured it), not given up on by
-        # the driver _TIMEOUT_GRACE later (which records no evaluation time).
-        assert rows[i]["eval_time"] is not None
-        assert 0.2 <= rows[i]["eval_time"] < 0.2 + _TIMEOUT_GRACE / 2
-    assert "after its timeout" not in caplog.text
-
-
-def test_treebo_starts_no_more_workers_than_evaluations_left(tmp_path):
-    res = minimize(lambda x: float(os.getpid()), SPACE_2D, n_calls=3, n_jobs=16,
-                   random_state=0, n_initial_points=3, **FAST)
-    assert len(set(res.func_vals)) <= 3
-    from treebo.parallel import _POOL
-    assert _POOL["n_workers"] == 3

@@ -1,0 +1,318 @@
+"""Which study a storage holds, and whether its stored rows can be trusted.
+
+:func:`open_study` creates a study or checks that the stored one is this
+study (same space, settings and seed: :func:`check_same_study`) and loads it;
+:func:`trial_row_problem` checks each stored trial row before a resume uses
+it. The space is compared through :func:`space_description`, which writes
+every category canonically, so that equal spaces compare equal in every
+process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from ..history import Trial
+from ..random_streams import RandomStreams
+from ..space import Categorical, Integer, Real, Space
+from .base import Storage, StorageMismatchError
+
+__all__ = ["FORMAT_VERSION", "open_study", "check_same_study", "space_description",
+           "stable_params", "trial_row_problem"]
+
+logger = logging.getLogger("treebo")
+
+#: Bumped when the schema changes incompatibly.
+FORMAT_VERSION = 1
+
+_STATUSES = ("pending", "complete", "failed")
+_ORIGINS = ("initial", "model", "random", "user")
+_TIME_COLUMNS = ("fit_time", "acq_time", "eval_time", "asked_at", "told_at")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _stored_value_problem(dim: Any, value: Any) -> str | None:
+    """Why ``value`` (as :meth:`Space.point_to_json` stores it) is not a value of ``dim``."""
+    if isinstance(dim, Categorical):
+        if not (isinstance(value, int) and not isinstance(value, bool)
+                and 0 <= value < len(dim.categories)):
+            return (f"category index {value!r} (allowed: an integer from 0 to "
+                    f"{len(dim.categories) - 1})")
+        return None
+    if isinstance(dim, Real):
+        # The range is checked by the space's encoding (with its tolerance).
+        if not (_is_number(value) and math.isfinite(value)):
+            return f"{value!r} (allowed: a number in [{dim.low!r}, {dim.high!r}])"
+        return None
+    low, high = (dim.low, dim.high) if isinstance(dim, Integer) else (0, 1)
+    if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+        return f"{value!r} (allowed: an integer in [{low}, {high}])"
+    return None
+
+
+def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
+    """What is wrong with a stored trial row for ``space``, or ``None``.
+
+    A resume trusts nothing in the file it did not check: a point is shown to
+    the objective and told to the surrogate, so each stored value must be one
+    of its dimension's values, the encoded point must be that point's
+    encoding, and status, value, error, seed and timings must have their
+    types.
+
+    Parameters
+    ----------
+    space : Space
+    row : dict
+        One row of :meth:`SQLiteStorage.load_trials`.
+
+    Returns
+    -------
+    str or None
+        A description of the first problem found.
+    """
+    status = row["status"]
+    if status not in _STATUSES:
+        return f"status {status!r} (allowed: {', '.join(_STATUSES)})"
+    if row["origin"] not in _ORIGINS:
+        return f"origin {row['origin']!r} (allowed: {', '.join(_ORIGINS)})"
+    point = row["point"]
+    if not isinstance(point, list) or len(point) != len(space.dimensions):
+        return f"point {point!r} (allowed: a list of {len(space.dimensions)} values)"
+    for dim, value in zip(space.dimensions, point):
+        if value is None and dim.active_if is not None:
+            continue  # an inactive dimension of a conditional space; checked below
+        problem = _stored_value_problem(dim, value)
+        if problem is not None:
+            return f"{dim.name!r} = {problem}"
+    try:
+        expected = space.encode([space.point_from_json(point)])[0]
+        # Nulls exactly where a dimension is inactive, and nowhere else.
+        if space.conditional and space.point_to_json(space.point_from_json(point)) != point:
+            return (f"point {point!r} (allowed: null exactly for the inactive dimensions, "
+                    f"as in {space.point_to_json(space.point_from_json(point))!r})")
+    except ValueError as error:
+        return f"point {point!r}: {error}"
+    encoded = row["x_encoded"]
+    # Proposed points are stored as the snapped candidate the point was decoded
+    # from, which equals its re-encoding up to rounding in real columns.
+    if encoded.shape != expected.shape or not np.allclose(encoded, expected, rtol=0,
+                                                          atol=1e-9):
+        return f"encoded point {encoded.tolist()!r} is not the encoding of point {point!r}"
+    value = row["value"]
+    if status == "complete":
+        if not (_is_number(value) and math.isfinite(value)):
+            return f"value {value!r} of a complete trial (allowed: a finite number)"
+    elif value is not None:
+        return f"value {value!r} of a {status} trial (allowed: none)"
+    if row["error"] is not None and not isinstance(row["error"], str):
+        return f"error {row['error']!r} (allowed: text or none)"
+    if row["seed"] is not None and not (isinstance(row["seed"], int)
+                                        and not isinstance(row["seed"], bool)
+                                        and row["seed"] >= 0):
+        return f"seed {row['seed']!r} (allowed: an integer >= 0 or none)"
+    for column in _TIME_COLUMNS:
+        if row[column] is not None and not (_is_number(row[column])
+                                            and math.isfinite(row[column])):
+            return f"{column} {row[column]!r} (allowed: a finite number or none)"
+    return None
+
+
+def open_study(storage: Storage, space: Space, settings: dict, streams: RandomStreams, *,
+               seed_given: bool) -> tuple[list[Trial], dict[str, int]]:
+    """Create a new study in ``storage``, or check the stored one is this study and load it.
+
+    Parameters
+    ----------
+    storage : Storage
+    space : Space
+    settings : dict
+        Everything besides the space and the seed that shapes the proposals;
+        a stored study must have been run with the same.
+    streams : RandomStreams
+        Saved into a new study; set to the stored states when resuming.
+    seed_given : bool
+        Whether the user gave the seed (then it must match the stored one).
+
+    Returns
+    -------
+    trials : list of Trial
+        The stored trials (none for a new study).
+    resume_offers : dict
+        How often each pending trial (by number, as a string) was offered again.
+
+    Raises
+    ------
+    StorageMismatchError
+        If the stored study has another space, other settings or another seed.
+    ValueError
+        If the stored study is damaged.
+    """
+    meta = storage.open_study(space)
+    description = space_description(space)
+    if not meta:
+        storage.create({"format_version": FORMAT_VERSION, "space": description,
+                        "settings": settings, **streams.to_meta()})
+        return [], {}
+    # JSON turns tuples into lists; compare like with like.
+    settings = json.loads(json.dumps(settings))
+    if meta.get("space") == _plain_space_description(space):
+        description = meta["space"]  # a study described with the plain reprs
+    check_same_study(storage.name, meta, description, settings,
+                     streams.seed if seed_given else None)
+    try:
+        streams.load_meta(meta)
+    except ValueError as error:
+        raise ValueError(f"storage {storage.name!r} is damaged: {error}") from None
+    offers = meta.get("resume_offers", {})
+    if not (isinstance(offers, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offers.values())):
+        raise ValueError(f"storage {storage.name!r} is damaged: resume_offers {offers!r} "
+                         "(allowed: trial numbers with counts >= 0)")
+    trials = storage.study_trials()
+    n_pending = sum(t.status == "pending" for t in trials)
+    logger.info("resuming %s: %d trials told, %d pending", storage.name,
+                len(trials) - n_pending, n_pending)
+    return trials, dict(offers)
+
+
+def space_description(space: Space) -> dict:
+    """:meth:`Space.to_dict` with each category written canonically (see :func:`_canonical_repr`).
+
+    Equal spaces get equal descriptions in every process: set elements are
+    sorted (a set's ``repr`` follows its hash order, which changes with
+    ``PYTHONHASHSEED``) and object addresses are removed (a category without a
+    stable ``repr`` would make every reopening look like a different space).
+    """
+    desc = space.to_dict()
+    for entry, dim in zip(desc["dimensions"], space.dimensions):
+        if "categories" in entry:
+            entry["categories"] = [_canonical_repr(c) for c in dim.categories]
+    return desc
+
+
+def _plain_space_description(space: Space) -> dict:
+    """:meth:`Space.to_dict` with each category as its ``repr`` without addresses.
+
+    It differs from :func:`space_description` where a category holds a set
+    (its elements in hash order) or a dict (its items in insertion order): a
+    study stored with it resumes in a process whose reprs come out the same.
+    """
+    desc = space.to_dict()
+    for dim in desc["dimensions"]:
+        if "categories" in dim:
+            dim["categories"] = [_stable_repr(c) for c in dim["categories"]]
+    return desc
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable_repr(text: str) -> str:
+    return _ADDRESS.sub("", text)
+
+
+def _canonical_repr(value: Any) -> str:
+    """``repr(value)`` that is the same in every process for equal values.
+
+    Sets and frozensets list their elements sorted by their canonical reprs,
+    dicts their items sorted by key; tuples and lists are written element by
+    element; anything else is its ``repr`` without object addresses. For
+    values without sets or dicts this is their plain ``repr``.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    str
+    """
+    if type(value) in (set, frozenset):
+        items = ", ".join(sorted(_canonical_repr(v) for v in value))
+        if type(value) is set:
+            return f"{{{items}}}" if items else "set()"
+        return f"frozenset({{{items}}})" if items else "frozenset()"
+    if type(value) is dict:
+        pairs = sorted((_canonical_repr(k), _canonical_repr(v)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    if type(value) is tuple:
+        items = [_canonical_repr(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if type(value) is list:
+        return f"[{', '.join(_canonical_repr(v) for v in value)}]"
+    return _stable_repr(repr(value))
+
+
+def stable_params(params: dict) -> dict:
+    """Estimator parameters as JSON-safe, address-free reprs (for comparison)."""
+    out = {}
+    for key in sorted(params):
+        value = params[key]
+        if isinstance(value, (bool, int, str)) or value is None:
+            out[key] = value
+        elif isinstance(value, float) and math.isfinite(value):
+            out[key] = value
+        else:
+            out[key] = _stable_repr(repr(value))
+    return out
+
+
+def check_same_study(path: Any, meta: dict, space: dict, settings: dict,
+                     seed: int | None) -> None:
+    """Raise :class:`StorageMismatchError` naming what differs from the stored study."""
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise StorageMismatchError(
+            f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "
+            f"treebo writes version {FORMAT_VERSION}")
+    if meta.get("space") != space:
+        stored, given = _describe_space(meta.get("space")), _describe_space(space)
+        if stored == given:  # a difference the summary does not show: show the entries
+            stored, given = (json.dumps(meta.get("space"), sort_keys=True),
+                             json.dumps(space, sort_keys=True))
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study of a different search space:\n"
+            f"  stored: {stored}\n"
+            f"  given:  {given}\n"
+            "use another storage file to start a new study")
+    stored = meta.get("settings", {})
+    differ = [key for key in sorted(set(stored) | set(settings))
+              if stored.get(key) != settings.get(key)]
+    if differ:
+        lines = "\n".join(f"  {key}: stored {stored.get(key)!r}, given {settings.get(key)!r}"
+                          for key in differ)
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study run with other settings:\n{lines}\n"
+            "pass the stored settings to resume it, or use another storage file")
+    if seed is not None and meta.get("seed") is not None and seed != meta["seed"]:
+        raise StorageMismatchError(
+            f"storage {str(path)!r} holds a study with random_state={meta['seed']!r}, given "
+            f"random_state={seed!r}; pass the same seed or random_state=None to resume it")
+
+
+def _describe_space(desc: dict | None) -> str:
+    if not desc:
+        return "nothing"
+    parts = []
+    for dim in desc["dimensions"]:
+        if dim["type"] in (Real.__name__, Integer.__name__):
+            extra = f"({dim['low']}, {dim['high']}, {dim['prior']})"
+        elif "categories" in dim:
+            extra = f"({', '.join(dim['categories'])})"
+        else:
+            extra = ""
+        condition = ""
+        if dim.get("active_if"):
+            condition = " if " + " and ".join(f"{parent} in {codes}" for parent, codes
+                                              in sorted(dim["active_if"].items()))
+        parts.append(f"{dim['name']}={dim['type']}{extra}{condition}")
+    form = "dicts" if desc.get("points_are_dicts") else "lists"
+    return f"{', '.join(parts)}; points as {form}"

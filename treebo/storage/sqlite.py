@@ -1,0 +1,522 @@
+""":class:`SQLiteStorage`: a study journal in one SQLite file, and :func:`read_study`.
+
+``Optimizer(..., storage="study.db")`` keeps its whole history in one SQLite
+file (the standard library's :mod:`sqlite3`, no server):
+
+* ``study``: one row per key: the format version, the search space, the
+  optimizer's settings (surrogate and its parameters, acquisition, candidate
+  counts, ...), the seed, the initial state of the design stream and the
+  current states of the model and acquisition streams (the
+  ``numpy.random`` bit-generator states, as JSON).
+* ``trials``: one row per trial: number, status (``pending``, ``complete``,
+  ``failed``), origin, the user-facing point (JSON, one value per dimension;
+  a categorical value is stored as its index in the categories), the encoded
+  point (float64 bytes, bit-exact), value, error text, the surrogate seed of
+  the fit that proposed it, fit/acquisition/evaluation seconds and the
+  ask/tell timestamps.
+
+Durability. The database runs in write-ahead-log mode with
+``synchronous=FULL``. An ``ask`` (its new trials and the random-stream states
+after it) and a ``tell`` are each one transaction, committed before the call
+returns. SQLite makes a transaction atomic: a process killed at any instant
+(SIGKILL included, even in the middle of a commit) leaves the file as it was
+after the last committed transaction, and the next connection rolls the log
+back or forward. ``synchronous=FULL`` also syncs the log on every commit, so
+a committed trial survives a power failure too; a commit costs one fsync
+(about a millisecond on a local disk), negligible next to an expensive
+objective. WAL needs a local file system (not NFS), as SQLite documents.
+
+While a study is open for writing, :class:`~treebo.storage.locks.StudyLock`
+keeps every other optimizer out of it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..history import Trial
+from ..space import Space
+from .base import Storage, StorageAccessError
+from .identity import trial_row_problem
+from .locks import StudyLock
+
+__all__ = ["SQLiteStorage", "read_study"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS study (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    number    INTEGER PRIMARY KEY,
+    status    TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'failed')),
+    origin    TEXT NOT NULL,
+    point     TEXT NOT NULL,
+    x_encoded BLOB NOT NULL,
+    value     REAL,
+    error     TEXT,
+    seed      INTEGER,
+    fit_time  REAL NOT NULL DEFAULT 0,
+    acq_time  REAL NOT NULL DEFAULT 0,
+    eval_time REAL,
+    asked_at  REAL,
+    told_at   REAL
+);
+"""
+
+_TRIAL_COLUMNS = ("number", "status", "origin", "point", "x_encoded", "value", "error", "seed",
+                  "fit_time", "acq_time", "eval_time", "asked_at", "told_at")
+
+
+
+# SQLite's primary result codes (the low byte of an extended code).
+_SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 5, 8, 10, 11
+_SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
+
+_DISK_ERRNOS = {errno.ENOSPC: "the disk is full (no space left on the device)",
+                errno.EDQUOT: "the disk quota of this user is exceeded",
+                errno.EFBIG: "the file size limit of this process (ulimit -f) is reached",
+                errno.EROFS: "it is on a read-only file system",
+                errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+
+def _writable(path: Path) -> bool:
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)  # pragma: no cover - platforms without effective ids
+
+
+def _write_problem(path: Path) -> str | None:
+    """Why this process cannot write the study at ``path``, or ``None``.
+
+    SQLite writes the database and, next to it, its ``-wal`` and ``-shm``
+    files, so the directory must be writable too.
+    """
+    real = Path(os.path.realpath(path))
+    directory = real.parent
+    try:
+        read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs
+        read_only_fs = False
+    if read_only_fs:
+        return f"it is on a read-only file system (the one holding {str(directory)!r})"
+    if real.exists() and not _writable(real):
+        return ("the file is read-only for this user (no write permission); "
+                "read_study() can still read it")
+    if not _writable(directory):
+        return (f"its directory {str(directory)!r} is not writable by this user (SQLite "
+                "writes the study's -wal and -shm files there)")
+    return None
+
+
+def _disk_problem(path: Path) -> str | None:
+    """Why writing next to ``path`` may fail for lack of room, or ``None``."""
+    try:
+        info = os.statvfs(Path(os.path.realpath(path)).parent)
+        if info.f_bavail == 0:
+            return "the disk is full (no space left on the device)"
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs
+        pass
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+    if limit != resource.RLIM_INFINITY:
+        return f"the file size limit of this process (ulimit -f) is {limit} bytes"
+    return None
+
+
+def _access_error(path: Path, error: sqlite3.Error, *, writing: bool) -> StorageAccessError:
+    """A :class:`StorageAccessError` naming ``path`` and the cause of SQLite's ``error``."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    name, text = str(path), str(error)
+    if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
+        return StorageAccessError(f"storage {name!r} is not a treebo study database: it is not "
+                                  f"an SQLite database, or a damaged one ({text})")
+    action = "written" if writing else "read"
+    if primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+        cause = _write_problem(path) or "SQLite could not open it for writing"
+        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
+    if primary in (_SQLITE_IOERR, _SQLITE_FULL):
+        cause = _disk_problem(path) or "an input/output error of the disk or file system"
+        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
+    if primary == _SQLITE_BUSY:
+        return StorageAccessError(f"storage {name!r} is locked by another program ({text})")
+    return StorageAccessError(f"storage {name!r} cannot be {action}: {text}")
+
+
+def _os_access_error(path: Path, error: OSError) -> OSError:
+    """``error`` as a :class:`StorageAccessError` naming the study and the file, if it is
+    one of the access or disk errors; any other OSError unchanged."""
+    cause = _DISK_ERRNOS.get(error.errno)
+    if cause is None:
+        return error
+    if error.errno in (errno.EACCES, errno.EPERM):
+        cause = _write_problem(path) or cause
+    where = f" ({error.filename})" if error.filename else ""
+    return StorageAccessError(f"storage {str(path)!r} cannot be opened for writing: {cause} "
+                              f"({error.strerror or error}{where})")
+
+
+def _refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file holding triggers or views: treebo creates neither, and a
+    trigger would run on every write (it could delete or rewrite trials)."""
+    found = conn.execute("SELECT type, name FROM sqlite_master "
+                         "WHERE type IN ('trigger', 'view') ORDER BY name").fetchall()
+    if found:
+        listed = ", ".join(f"{kind} {name!r}" for kind, name in found)
+        conn.close()
+        raise ValueError(f"storage {str(path)!r} holds {listed}; a treebo study has no "
+                         "triggers or views, so the file was changed by something else "
+                         "and is not opened")
+
+
+def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
+    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(trials)"))
+    if columns != _TRIAL_COLUMNS:
+        conn.close()
+        raise ValueError(f"storage {str(path)!r} is damaged: its trials table has the "
+                         f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}")
+
+
+_STUDY_COLUMNS = ("key", "value")
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before anything is written, an SQLite file that is not a treebo study.
+
+    A treebo study holds the tables ``study`` (``key``, ``value``) and
+    ``trials`` (:data:`_TRIAL_COLUMNS`), or some of them while it is being
+    created, and nothing else; an empty database is a new study. Anything
+    else belongs to another application and must be left as it is.
+    """
+    tables = sorted(row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+        "ESCAPE '\\'"))
+    problem = None
+    others = [name for name in tables if name not in ("study", "trials")]
+    if others:
+        problem = (f"it holds the table(s) {others}; a treebo study holds only 'study' and "
+                   "'trials'")
+    elif "study" in tables:
+        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(study)"))
+        if columns != _STUDY_COLUMNS:
+            problem = (f"its study table has the columns {list(columns)}; a treebo study's "
+                       f"has {list(_STUDY_COLUMNS)}")
+    if problem is None:
+        ids = conn.execute("PRAGMA application_id").fetchone()[0], conn.execute(
+            "PRAGMA user_version").fetchone()[0]
+        if ids != (0, 0):
+            problem = (f"it carries application_id {ids[0]} and user_version {ids[1]}, which "
+                       "treebo never sets")
+    if problem is not None:
+        conn.close()
+        raise StorageAccessError(
+            f"storage {str(path)!r} is not a treebo study: it is the SQLite database of "
+            f"another application ({problem}); it was left unchanged: give the study a file "
+            "of its own")
+
+
+def _precheck_existing(path: Path) -> None:
+    """Refuse a foreign or damaged file without writing anything, not even a lock file.
+
+    Read through a read-only connection; a file that cannot be read this way
+    is left to the main connection, which names the cause.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+    except (OSError, sqlite3.Error):
+        return
+    try:
+        try:
+            _refuse_code_objects(conn, path)
+            _refuse_foreign(conn, path)
+        except sqlite3.Error:
+            return
+    finally:
+        conn.close()
+
+
+
+class SQLiteStorage(Storage):
+    """One study in one SQLite file.
+
+    Normally created by the optimizer from a path (``storage="study.db"``);
+    build it yourself to share one object between calls or to inspect a
+    study with :meth:`load_meta` and :meth:`load_trials`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file; created (with its directory) when missing.
+    lock : bool, default True
+        Hold exclusive locks on the database file's identity while open
+        (:class:`~treebo.storage.locks.StudyLock`), so a second optimizer
+        cannot write to the same study under any of its names and pending
+        trials of a dead run are recognised as abandoned.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, lock: bool = True):
+        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ":memory:"):
+            raise ValueError(f"storage must be a path to a database file, got {path!r}")
+        self.path = Path(path)
+        self.lock = bool(lock)
+        self._conn: sqlite3.Connection | None = None
+        self._study_lock = StudyLock(self.path)
+        self._mutex = threading.Lock()
+        self._space: Space | None = None  # set by load(); trials are stored against it
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({str(self.path)!r})"
+
+    def __getstate__(self) -> dict:
+        # A pickled storage (e.g. inside a fitted TreeBOSearchCV) is closed.
+        return {"path": self.path, "lock": self.lock, "space": self._space}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], lock=state["lock"])
+        self._space = state.get("space")
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    # -- connection -------------------------------------------------------------------
+    def open(self, *, read_only: bool = False) -> SQLiteStorage:
+        """Connect (and take the lock); a no-op when already open.
+
+        With ``read_only=True`` nothing is written (no lock, no schema, no
+        journal-mode change), so a study can be read while it runs.
+        """
+        if self._conn is not None:
+            return self
+        if not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StorageAccessError(
+                    f"storage {str(self.path)!r} cannot be created: its directory cannot be "
+                    f"made ({error.strerror or error})") from None
+            problem = _write_problem(self.path)
+            if problem is not None:
+                raise StorageAccessError(f"storage {str(self.path)!r} cannot be written: "
+                                         f"{problem}")
+            _precheck_existing(self.path)
+            if self.lock:
+                try:
+                    self._study_lock.acquire()
+                except OSError as error:
+                    raise _os_access_error(self.path, error) from None
+        conn = None
+        try:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            # Everything is checked before the first write (the WAL switch included):
+            # a file that is not a treebo study is left byte for byte as it was.
+            _refuse_code_objects(conn, self.path)
+            _refuse_foreign(conn, self.path)
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if read_only and not {"study", "trials"} <= tables:
+                conn.close()
+                raise StorageAccessError(f"storage {str(self.path)!r} is not a treebo study "
+                                         "database: it has no study and trials tables")
+            if "trials" in tables:
+                _check_trial_columns(conn, self.path)
+            if not read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.executescript(_SCHEMA)
+                _check_trial_columns(conn, self.path)
+        except BaseException as error:
+            if conn is not None:
+                conn.close()
+            self._study_lock.release()
+            if isinstance(error, sqlite3.Error):
+                raise _access_error(self.path, error, writing=not read_only) from None
+            raise
+        self._conn = conn
+        return self
+
+    def close(self) -> None:
+        """Close the connection and release the lock (idempotent)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._study_lock.release()
+
+    def __enter__(self) -> SQLiteStorage:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"{self!r} is closed")
+        return self._conn
+
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+        # BEGIN IMMEDIATE takes the write lock up front, so the transaction
+        # cannot fail half-way for a reader upgrading to a writer.
+        with self._mutex:
+            db = self._db
+            try:
+                # An interrupt (KeyboardInterrupt) can land between any two
+                # statements, BEGIN included: a transaction it left open is
+                # rolled back here rather than failing every later BEGIN.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                db.execute("BEGIN IMMEDIATE")
+                for sql, params in statements:
+                    db.execute(sql, params)
+                db.execute("COMMIT")
+            except BaseException as error:
+                # A failed COMMIT (disk full) leaves the transaction open too.
+                if db.in_transaction:
+                    try:
+                        db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the next write rolls it back
+                if isinstance(error, sqlite3.Error):
+                    raise _access_error(self.path, error, writing=True) from error
+                raise
+
+    # -- study ------------------------------------------------------------------------
+    def load_meta(self) -> dict[str, Any]:
+        """Every ``study`` key, JSON-decoded; empty for a new study."""
+        with self._mutex:
+            rows = self._db.execute("SELECT key, value FROM study").fetchall()
+        return {key: json.loads(value) for key, value in rows}
+
+    def create(self, meta: dict[str, Any]) -> None:
+        """Write the description of a new study (one transaction)."""
+        meta = {"created_at": time.time(), **meta}
+        self._write([("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                     for key, value in meta.items()])
+
+    # -- trials -----------------------------------------------------------------------
+    def load_trials(self) -> list[dict[str, Any]]:
+        """Every trial row as a dict, by number; ``x_encoded`` as a float64 array."""
+        with self._mutex:
+            rows = self._db.execute(
+                f"SELECT {', '.join(_TRIAL_COLUMNS)} FROM trials ORDER BY number").fetchall()
+        trials = []
+        for row in rows:
+            record = dict(zip(_TRIAL_COLUMNS, row))
+            try:
+                record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
+                record["point"] = json.loads(record["point"])
+            except (TypeError, ValueError) as error:  # not bytes / not 8-byte floats / not JSON
+                raise ValueError(f"storage {str(self.path)!r} is damaged: trial "
+                                 f"{record['number']!r}: {error}") from None
+            trials.append(record)
+        return trials
+
+    def open_study(self, space: Space) -> dict[str, Any]:
+        """Open the study (taking the lock): its ``meta``, empty for a new study."""
+        self.open()
+        self._space = space
+        return self.load_meta()
+
+    def study_trials(self) -> list[Trial]:
+        """The stored trials, each row checked against the space first.
+
+        A resume trusts nothing in the file it did not check (see
+        :func:`trial_row_problem`): a damaged row raises a ValueError naming
+        the file, the trial and the problem.
+        """
+        space = self._opened_space()
+        trials = []
+        for row in self.load_trials():
+            if row["number"] != len(trials):
+                raise ValueError(f"storage {self.name!r} is damaged: trial numbers are not "
+                                 "consecutive")
+            problem = trial_row_problem(space, row)
+            if problem is not None:
+                raise ValueError(f"storage {self.name!r} is damaged: trial {row['number']}: "
+                                 f"{problem}")
+            trials.append(Trial(
+                number=row["number"], x=space.point_from_json(row["point"]),
+                x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
+                error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
+                acq_time=row["acq_time"], asked_at=row["asked_at"], told_at=row["told_at"],
+                seed=row["seed"], eval_time=row["eval_time"]))
+        return trials
+
+    def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
+        """Insert (or, for re-offered pending trials, update) trials and save
+        the random-stream states, in one transaction."""
+        statements = [_upsert(self._row(t)) for t in trials]
+        statements += [("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)",
+                        (key, json.dumps(value))) for key, value in state.items()]
+        self._write(statements)
+
+    def record_tell(self, trial: Trial) -> None:
+        """Insert or update one told trial, in one transaction."""
+        self._write([_upsert(self._row(trial))])
+
+    def _opened_space(self) -> Space:
+        if self._space is None:
+            raise RuntimeError(f"storage {self.name!r}: open_study(space) must come first")
+        return self._space
+
+    def _row(self, trial: Trial) -> dict[str, Any]:
+        return {"number": trial.number, "status": trial.status, "origin": trial.origin,
+                "point": self._opened_space().point_to_json(trial.x), "x_encoded": trial.x_encoded,
+                "value": trial.value, "error": trial.error, "seed": trial.seed,
+                "fit_time": trial.fit_time, "acq_time": trial.acq_time,
+                "eval_time": trial.eval_time, "asked_at": trial.asked_at,
+                "told_at": trial.told_at}
+
+
+def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
+    row = dict(trial)
+    row["x_encoded"] = np.ascontiguousarray(row["x_encoded"], dtype="<f8").tobytes()
+    row["point"] = json.dumps(row["point"])
+    columns = ", ".join(_TRIAL_COLUMNS)
+    marks = ", ".join("?" for _ in _TRIAL_COLUMNS)
+    return (f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
+            tuple(row[c] for c in _TRIAL_COLUMNS))
+
+
+def read_study(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a study without opening it for writing (no lock is taken).
+
+    Safe while another process is running the study: SQLite readers see the
+    last committed state.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    dict
+        ``{"meta": {...}, "trials": [row, ...]}`` with the rows of
+        :meth:`SQLiteStorage.load_trials`.
+    """
+    if not Path(path).exists():
+        raise ValueError(f"storage {str(path)!r} does not exist")
+    storage = SQLiteStorage(path, lock=False).open(read_only=True)
+    try:
+        return {"meta": storage.load_meta(), "trials": storage.load_trials()}
+    finally:
+        storage.close()
+
