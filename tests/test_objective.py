@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from treebo.objective import function_space, load_function, load_space_file, space_from_dict
+from treebo.objective import function_space, load_function, load_space_file
 from treebo.space import Binary, Categorical, Integer, Real, Space
 from treebo.storage import space_description
 
@@ -58,22 +58,6 @@ def test_what_to_dict_writes_is_read_back_exactly(space, tmp_path):
     path.write_text(json.dumps(space.to_dict()))
     again = load_space_file(path)
     assert again == space and space_description(again) == space_description(space)
-
-
-@pytest.mark.parametrize("description, message", [
-    ({"dimensions": []}, "non-empty list 'dimensions'"),
-    ({"dimensions": [{"type": "Real", "low": 0, "high": 1}]}, "dimension 0 needs a name"),
-    ({"dimensions": [{"name": "a", "type": "Float"}]}, r"dimension 'a': type must be one of"),
-    ({"dimensions": [{"name": "a", "type": "Real", "low": 0}]}, "a Real needs high"),
-    ({"dimensions": [{"name": "a", "type": "Real", "low": 0, "high": 1, "log": True}]},
-     r"unknown keys \['log'\] for a Real"),
-    ({"dimensions": [{"name": "a", "type": "Categorical", "categories": "ab"}]},
-     "needs a list of categories"),
-    ({"dimensions": [{"name": "a", "type": "Binary"}], "dims": 1}, r"unknown keys \['dims'\]"),
-])
-def test_a_bad_description_names_the_entry(description, message):
-    with pytest.raises(ValueError, match=message):
-        space_from_dict(description)
 
 
 def test_unreadable_files_are_named(tmp_path):

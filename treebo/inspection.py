@@ -52,7 +52,7 @@ from ._checks import check_int
 from .acquisition import sobol_candidates
 from .history import OptimizeResult
 from .io import as_result
-from .space import Binary, Categorical, Dimension, Integer, Space
+from .space import Dimension, Space
 
 __all__ = ["fit_surrogate", "partial_dependence", "partial_dependence_2d",
            "parameter_importance", "PartialDependence", "PartialDependence2D", "Importance",
@@ -210,22 +210,8 @@ def dimension_grid(dim: Dimension, n_points: int) -> tuple[np.ndarray, list, np.
         Plot coordinates: the value for reals and integers, the index for
         categories and binaries.
     """
-    if isinstance(dim, Categorical):
-        encoded = np.eye(dim.n_columns)
-    elif isinstance(dim, Binary):
-        encoded = np.array([[0.0], [1.0]])
-    elif isinstance(dim, Integer) and dim.cardinality <= n_points:
-        encoded = dim.encode(dim.values()).reshape(-1, 1)
-    else:
-        encoded = np.linspace(0.0, 1.0, n_points)[:, None]
-        if isinstance(dim, Integer):
-            encoded = np.unique(dim.snap(encoded), axis=0)
-    values = dim.decode(encoded)
-    if isinstance(dim, (Categorical, Binary)):
-        positions = np.arange(len(values), dtype=float)
-    else:
-        positions = np.asarray(values, dtype=float)
-    return encoded, values, positions
+    encoded = dim.evenly_spaced(n_points)
+    return encoded, dim.decode(encoded), dim.decode_numbers(encoded)
 
 
 def partial_dependence(result: Source, dimension: str | int | None = None, *,

@@ -14,7 +14,6 @@ the plots and the report call.
 
 from __future__ import annotations
 
-import ast
 import math
 import os
 import pickle
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .history import OptimizeResult
-from .space import Binary, Categorical, Integer, Real, Space
+from .space import Space
 
 __all__ = ["dump", "load", "read_result", "as_result"]
 
@@ -140,7 +139,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     meta = study["meta"]
     if "space" not in meta:
         raise ValueError(f"storage {str(path)!r} holds no study yet")
-    space = _space_from_description(meta["space"])
+    space = Space.from_dict(meta["space"], object_categories="repr")
     rows = [row for row in study["trials"] if row["status"] != "pending"]
     x_iters = [space.point_from_json(row["point"]) for row in rows]
     values = np.array([row["value"] if row["status"] == "complete" else math.nan
@@ -199,46 +198,3 @@ def as_result(source: OptimizeResult | str | os.PathLike) -> OptimizeResult:
         return read_result(source)
     raise ValueError("expected an OptimizeResult or the path of a storage file, got "
                      f"{type(source).__name__}")
-
-
-def _space_from_description(desc: dict) -> Space:
-    """The :class:`Space` that :meth:`Space.to_dict` described (see :func:`read_result`)."""
-    entries = desc["dimensions"]
-    categories = {e["name"]: _categories(e["categories"]) for e in entries
-                  if "categories" in e}
-    dims = {}
-    for entry in entries:
-        name, kind = entry["name"], entry["type"]
-        active_if = None
-        if "active_if" in entry:
-            # Stored as codes: a category's index, an integer's or a binary's value.
-            active_if = {parent: [categories[parent][c] if parent in categories else c
-                                  for c in codes]
-                         for parent, codes in entry["active_if"].items()}
-        if kind == Real.__name__:
-            dims[name] = Real(entry["low"], entry["high"], entry["prior"], name=name,
-                              active_if=active_if)
-        elif kind == Integer.__name__:
-            dims[name] = Integer(entry["low"], entry["high"], entry["prior"], name=name,
-                                 active_if=active_if)
-        elif kind == Categorical.__name__:
-            dims[name] = Categorical(categories[name], name=name, active_if=active_if)
-        elif kind == Binary.__name__:
-            dims[name] = Binary(name=name, active_if=active_if)
-        else:
-            raise ValueError(f"unknown dimension type {kind!r} of {name!r} in the stored space")
-    return Space(dims if desc.get("points_are_dicts") else list(dims.values()))
-
-
-def _categories(reprs: list[str]) -> list:
-    """The categories whose reprs are ``reprs``: literals as values, anything else as text."""
-    values = []
-    for text in reprs:
-        try:
-            value = ast.literal_eval(text)
-            hash(value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = text
-        values.append(value if repr(value) == text else text)
-    # A text standing for an object could equal a literal category; then keep every repr.
-    return values if len(set(values)) == len(values) else list(reprs)

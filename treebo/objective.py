@@ -5,12 +5,13 @@ package.module:function`` load the function with :func:`load_function`; its
 space comes from a ``--space`` file (:func:`load_space_file`) or from the
 function's ``space`` attribute (:func:`function_space`).
 
-A space file is TOML or JSON holding what :meth:`Space.to_dict` writes: a
-list ``dimensions`` of tables, each with ``name`` and ``type`` (``Real``,
-``Integer``, ``Categorical`` or ``Binary``), ``low`` and ``high`` (and
-optionally ``prior``, ``"uniform"`` or ``"log-uniform"``) for numbers,
-``categories`` for a categorical, and optionally ``active_if`` (parent name
--> allowed values) for a conditional dimension::
+A space file is TOML or JSON in the form :meth:`Space.from_dict
+<treebo.space.Space.from_dict>` reads: a list ``dimensions`` of tables, each
+with ``name`` and ``type`` (``Real``, ``Integer``, ``Categorical`` or
+``Binary``), ``low`` and ``high`` (and optionally ``prior``, ``"uniform"`` or
+``"log-uniform"``) for numbers, ``categories`` for a categorical, and
+optionally ``active_if`` (parent name -> allowed values) for a conditional
+dimension::
 
     [[dimensions]]
     name = "lr"
@@ -35,23 +36,18 @@ name unless ``points_are_dicts`` is false.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .space import Binary, Categorical, Integer, Real, Space
+from .space import Space
 
-__all__ = ["load_function", "load_space_file", "space_from_dict", "function_space"]
-
-_TYPES = {"Real": Real, "Integer": Integer, "Categorical": Categorical, "Binary": Binary}
-_KEYS = {"Real": {"low", "high", "prior"}, "Integer": {"low", "high", "prior"},
-         "Categorical": {"categories"}, "Binary": set()}
+__all__ = ["load_function", "load_space_file", "function_space"]
 
 
 def load_function(target: str) -> Callable:
@@ -185,109 +181,6 @@ def load_space_file(path: str | os.PathLike) -> Space:
     except (OSError, ValueError) as error:  # tomllib.TOMLDecodeError is a ValueError
         raise ValueError(f"cannot read space file {str(path)!r}: {error}") from None
     try:
-        return space_from_dict(description)
+        return Space.from_dict(description)
     except ValueError as error:
         raise ValueError(f"space file {str(path)!r}: {error}") from None
-
-
-def space_from_dict(description: Mapping[str, Any]) -> Space:
-    """The space a description in the form of :meth:`Space.to_dict` describes.
-
-    Parameters
-    ----------
-    description : mapping
-        ``{"dimensions": [...]}``, optionally with ``points_are_dicts`` (see
-        the module documentation for the two ways categories are written).
-
-    Returns
-    -------
-    Space
-
-    Raises
-    ------
-    ValueError
-        Naming the entry that is not a valid dimension.
-    """
-    if not isinstance(description, Mapping) or not isinstance(
-            description.get("dimensions"), list) or not description["dimensions"]:
-        raise ValueError("a space must have a non-empty list 'dimensions' of tables with "
-                         "name and type")
-    unknown = set(description) - {"dimensions", "points_are_dicts"}
-    if unknown:
-        raise ValueError(f"unknown keys {sorted(unknown)}; allowed: 'dimensions', "
-                         "'points_are_dicts'")
-    dumped = "points_are_dicts" in description
-    entries = description["dimensions"]
-    dims = [_dimension(entry, i, dumped) for i, entry in enumerate(entries)]
-    if dumped:
-        dims = _conditions_from_codes(dims, entries)
-    if dumped and not description["points_are_dicts"]:
-        return Space(dims)
-    return Space({dim.name: dim for dim in dims})
-
-
-def _dimension(entry: Any, i: int, dumped: bool) -> Any:
-    where = f"dimension {i}"
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"{where} must be a table with name and type, got {entry!r}")
-    name, kind = entry.get("name"), entry.get("type")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{where} needs a name (a string), got {name!r}")
-    where = f"dimension {name!r}"
-    if kind not in _TYPES:
-        raise ValueError(f"{where}: type must be one of {list(_TYPES)}, got {kind!r}")
-    allowed = _KEYS[kind] | {"name", "type", "active_if"}
-    unknown = set(entry) - allowed
-    if unknown:
-        raise ValueError(f"{where}: unknown keys {sorted(unknown)} for a {kind}; allowed: "
-                         f"{sorted(allowed)}")
-    active_if = None if dumped else entry.get("active_if")
-    try:
-        if kind in ("Real", "Integer"):
-            missing = [key for key in ("low", "high") if key not in entry]
-            if missing:
-                raise ValueError(f"a {kind} needs {' and '.join(missing)}")
-            return _TYPES[kind](entry["low"], entry["high"], entry.get("prior"), name=name,
-                                active_if=active_if)
-        if kind == "Categorical":
-            categories = entry.get("categories")
-            if not isinstance(categories, list):
-                raise ValueError(f"a Categorical needs a list of categories, got {categories!r}")
-            if dumped:
-                categories = [_from_repr(c, name) for c in categories]
-            return Categorical(categories, name=name, active_if=active_if)
-        return Binary(name=name, active_if=active_if)
-    except ValueError as error:
-        text = str(error)
-        raise ValueError(text if text.startswith(f"{where}") else f"{where}: {text}") from None
-
-
-def _from_repr(text: Any, name: str) -> Any:
-    """A category from the repr :meth:`Space.to_dict` stores."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        raise ValueError(f"dimension {name!r}: category {text!r} is not the repr of a plain "
-                         "value (a string, number, boolean, None or tuple), so the space "
-                         "cannot be rebuilt from its description; give the space itself") from None
-
-
-def _conditions_from_codes(dims: list, entries: list) -> list:
-    """Dimensions with the ``active_if`` of a dumped description, whose values are codes."""
-    by_name = {dim.name: dim for dim in dims}
-    out = []
-    for dim, entry in zip(dims, entries):
-        codes = entry.get("active_if")
-        if not codes:
-            out.append(dim)
-            continue
-        condition = {}
-        for parent, values in codes.items():
-            if parent not in by_name:
-                raise ValueError(f"dimension {dim.name!r}: active_if names {parent!r}, which is "
-                                 "not a dimension")
-            parent_dim = by_name[parent]
-            condition[parent] = [parent_dim.categories[v] if isinstance(parent_dim, Categorical)
-                                 else v for v in values]
-        out.append(dim.replace(active_if=condition))
-    return out

@@ -26,7 +26,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .objective import space_from_dict
 from .optimizer import Optimizer
 from .space import Space
 from .storage import SQLiteStorage, StorageLockedError, read_study, stable_params
@@ -79,7 +78,7 @@ def open_shared(path: str | os.PathLike, space: Space | None = None, *, wait: fl
             stored = _stored_settings(meta.get("settings", {}))
             settings = {**stored, **settings}
             if space is None:
-                space = space_from_dict(meta["space"])
+                space = Space.from_dict(meta["space"])
         elif space is None:
             raise ValueError(f"storage {str(path)!r} holds no study yet: the first ask needs "
                              "the search space (--space FILE)")
@@ -225,7 +224,7 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     meta = study["meta"]
     sign = -1.0 if meta.get("settings", {}).get("direction") == "maximize" else 1.0
     try:
-        space = space_from_dict(meta["space"])
+        space = Space.from_dict(meta["space"])
     except (KeyError, ValueError):
         space = None
     rows = []

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import qmcpy
 
-from ..space import Binary, Categorical, Integer, Real, Space
+from ..space import Space
 
 __all__ = ["sobol_candidates", "local_centers", "local_candidates", "jump_candidates",
            "unique_rows", "rows_in"]
@@ -124,10 +124,7 @@ def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
         rows = np.flatnonzero(redrawn == j)
         if rows.size == 0:
             continue
-        if isinstance(dim, (Binary, Categorical)):
-            _switch_value(X, rows, cols, dim, rng)
-        elif isinstance(dim, (Real, Integer)):
-            X[rows, cols.start] = rng.random(rows.size)
+        X[rows, cols] = dim.redraw(X[rows, cols], rng)
     return space.snap(X)
 
 
@@ -171,21 +168,7 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
         rows = np.flatnonzero(change[:, j])
         if rows.size == 0:
             continue
-        if isinstance(dim, Real):
-            column = X[rows, cols.start] + steps[rows] * rng.standard_normal(rows.size)
-            X[rows, cols.start] = np.clip(column, 0.0, 1.0)
-        elif isinstance(dim, Integer):
-            # Move by at least one value, so the step survives snapping; the
-            # Gaussian step size is taken relative to the number of values.
-            current = np.array(dim.decode(X[rows, cols]))
-            size = np.abs(rng.standard_normal(rows.size)) * steps[rows] * dim.cardinality
-            shift = np.maximum(1, np.rint(size)).astype(int)
-            shift *= rng.choice([-1, 1], size=rows.size)
-            outside = (current + shift < dim.low) | (current + shift > dim.high)
-            shift[outside] *= -1
-            X[rows, cols.start] = dim.encode(np.clip(current + shift, dim.low, dim.high))[:, 0]
-        elif isinstance(dim, (Binary, Categorical)):
-            _switch_value(X, rows, cols, dim, rng)
+        X[rows, cols] = dim.step(X[rows, cols], steps[rows], rng)
     return space.snap(X)
 
 
@@ -214,19 +197,6 @@ def _random_active_dims(space: Space, X: np.ndarray, rng: np.random.Generator) -
         return rng.integers(space.n_dims, size=len(X))
     active = space.active_mask(X)
     return np.argmax(np.where(active, rng.random(active.shape), -1.0), axis=1)
-
-
-def _switch_value(X: np.ndarray, rows: np.ndarray, cols: slice, dim: Binary | Categorical,
-                  rng: np.random.Generator) -> None:
-    """Give ``rows`` of a binary or categorical dimension another value, in place."""
-    if isinstance(dim, Binary):
-        X[rows, cols.start] = 1.0 - X[rows, cols.start]
-    elif dim.n_columns > 1:
-        current = np.argmax(X[rows, cols], axis=1)
-        shift = rng.integers(1, dim.n_columns, size=rows.size)
-        block = np.zeros((rows.size, dim.n_columns))
-        block[np.arange(rows.size), (current + shift) % dim.n_columns] = 1.0
-        X[rows, cols] = block
 
 
 # -- exact row bookkeeping -------------------------------------------------------

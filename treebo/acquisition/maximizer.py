@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import minimize as _scipy_minimize
 
 from .._checks import check_choice
-from ..space import Real, Space
+from ..space import Space
 from ..surrogates import Prediction
 from .functions import acquisition_score, check_acquisition
 
@@ -134,7 +134,7 @@ class AcquisitionMaximizer:
 
     def uses_lbfgs(self, model: Any, space: Space) -> bool:
         """Whether to polish with L-BFGS-B (``acq_optimizer``) for this model and space."""
-        has_real = any(isinstance(d, Real) for d in space.dimensions)
+        has_real = any(not d.is_discrete for d in space.dimensions)
         if self.acq_optimizer == "sampling" or not has_real:
             return False
         return self.acq_optimizer == "lbfgs" or model.smooth
@@ -166,7 +166,7 @@ class AcquisitionMaximizer:
         """
         lower, upper = bounds if bounds is not None else (np.zeros(space.n_columns),
                                                           np.ones(space.n_columns))
-        real_dims = [j for j, d in enumerate(space.dimensions) if isinstance(d, Real)]
+        real_dims = [j for j, d in enumerate(space.dimensions) if not d.is_discrete]
         starts = candidates[np.argsort(-scores, kind="stable")[:n_starts]]
         # Only a start's active real columns move: an inactive column holds a
         # fixed value outside [0, 1], and moving it would leave the feasible set.

@@ -64,7 +64,7 @@ import numpy as np
 
 from ..problems import Problem, get_problem, paper_case_seed, problem_family, problem_suites
 from ..problems.bbob import bbob_budget, is_bbob_name
-from ..space import Binary, Categorical, Integer, Real, Space
+from ..space import Space
 from .spec import RunSpec
 
 __all__ = ["PRESETS", "N_INITIAL", "default_n_calls", "default_n_initial", "check_preset",
@@ -246,24 +246,18 @@ def paper_initial_design(space: Space, repeat: int, n_points: int = N_INITIAL) -
     columns = []
     for dim, cols in zip(space.dimensions, _column_slices(space)):
         u = raw[:, cols]
-        if isinstance(dim, Real):
+        if dim.is_numeric:
+            # Scaled to the bounds, then truncated for an integer (not rounded,
+            # nor given an equal share per value as Integer.decode does).
+            as_value = float if not dim.is_discrete else int
             if dim.prior == "log-uniform":
                 lo, hi = math.log(dim.low), math.log(dim.high)
-                values = [float(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
+                values = [as_value(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
             else:
-                values = [float(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
-        elif isinstance(dim, Integer):
-            if dim.prior == "log-uniform":
-                lo, hi = math.log(dim.low), math.log(dim.high)
-                values = [int(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
-            else:
-                values = [int(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
-        elif isinstance(dim, Binary):
-            values = [int(v >= 0.5) for v in u[:, 0]]
-        elif isinstance(dim, Categorical):
-            values = [dim.categories[int(np.argmax(row))] for row in u]
-        else:  # pragma: no cover - every treebo dimension is handled above
-            raise TypeError(f"unsupported dimension {dim!r}")
+                values = [as_value(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
+        else:
+            # A binary's threshold at 0.5 and a categorical's arg-max are its decoding.
+            values = dim.decode(u)
         columns.append(values)
     rows = [list(values) for values in zip(*columns)]
     if isinstance(space.decode(np.zeros((1, space.n_columns)))[0], dict):

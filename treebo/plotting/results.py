@@ -35,7 +35,7 @@ from ..inspection import (
     partial_dependence_2d,
 )
 from ..io import as_result
-from ..space import Binary, Categorical, Integer, Space
+from ..space import Space
 
 __all__ = ["plot_convergence", "plot_objective", "plot_evaluations", "plot_importance"]
 
@@ -365,11 +365,7 @@ def _point_positions(space: Space, points: Sequence[Any]) -> np.ndarray:
         present = np.array([v is not _MISSING for v in column])
         if not present.any():
             continue
-        values = [v for v in column if v is not _MISSING]
-        if isinstance(dim, Categorical):
-            out[present, j] = np.argmax(dim.encode(values), axis=1)
-        else:
-            out[present, j] = np.asarray(values, dtype=float)
+        out[present, j] = [dim.to_number(v) for v in column if v is not _MISSING]
     return out
 
 
@@ -377,13 +373,13 @@ def _jitter(space: Space, n_points: int) -> np.ndarray:
     """Offsets of shape (n_points, n_dims): up to 0.15 for a categorical or binary
     dimension (a fifth of the distance between two values), 0 for the others."""
     rng = np.random.default_rng(0)
-    discrete = np.array([isinstance(d, (Categorical, Binary)) for d in space.dimensions])
-    return rng.uniform(-0.15, 0.15, (n_points, space.n_dims)) * discrete
+    labels = np.array([not d.is_numeric for d in space.dimensions])
+    return rng.uniform(-0.15, 0.15, (n_points, space.n_dims)) * labels
 
 
 def _draw_curve(ax: Any, space: Space, j: int, curve: Any) -> None:
     dim = space.dimensions[j]
-    if isinstance(dim, (Categorical, Binary)):
+    if not dim.is_numeric:
         ax.plot(curve.positions, curve.average, "o-", color="#1f77b4", gid="partial-dependence")
     else:
         ax.plot(curve.positions, curve.average, "-", color="#1f77b4", lw=2,
@@ -395,13 +391,13 @@ def _draw_curve(ax: Any, space: Space, j: int, curve: Any) -> None:
 def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: int) -> None:
     dim = space.dimensions[j]
     shown = positions[np.isfinite(positions)]
-    if isinstance(dim, (Categorical, Binary)):
-        width = dim.n_columns if isinstance(dim, Categorical) else 2
+    if not dim.is_numeric:
+        width = int(dim.cardinality)
         counts = np.bincount(shown.astype(int), minlength=width)
         ax.bar(np.arange(width), counts, color="#1f77b4", gid="histogram")
     else:
         low, high = (dim.low, dim.high)
-        if isinstance(dim, Integer) and dim.cardinality <= bins:   # a bar per integer
+        if dim.is_discrete and dim.cardinality <= bins:   # a bar per integer
             edges = np.arange(low - 0.5, high + 1.0)
         elif dim.prior == "log-uniform":
             edges = np.geomspace(low, high, bins + 1)
@@ -412,9 +408,10 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
 
 
 def _set_axis(axis: Any, set_scale: Any, space: Space, j: int) -> None:
-    """Log scale for a log-uniform prior; category labels for a discrete dimension."""
+    """Log scale for a log-uniform prior; a labelled tick per value of a categorical or
+    binary dimension."""
     dim = space.dimensions[j]
-    if isinstance(dim, (Categorical, Binary)):
+    if not dim.is_numeric:
         _, values, positions = dimension_grid(dim, 2)
         axis.set_ticks(positions)
         axis.set_ticklabels([_short(v) for v in values])

@@ -38,7 +38,7 @@ import numpy as np
 from .._checks import check_int
 from ..acquisition import AcquisitionMaximizer
 from ..acquisition.candidates import jump_candidates, sobol_candidates
-from ..space import Integer, Real, Space
+from ..space import Space
 from ..surrogates import Prediction
 from ..surrogates.gp import GaussianProcessSurrogate
 from ..targets import transform_targets
@@ -215,6 +215,8 @@ def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
 
 
 def _spans(dimension: Any) -> bool:
-    if isinstance(dimension, Integer):
-        return dimension.high - dimension.low + 1 >= _MIN_INTEGER_LEVELS
-    return isinstance(dimension, Real) and not math.isclose(dimension.low, dimension.high)
+    if not dimension.is_numeric:
+        return False
+    if dimension.is_discrete:
+        return dimension.cardinality >= _MIN_INTEGER_LEVELS
+    return not math.isclose(dimension.low, dimension.high)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..history import Trial
 from ..random_streams import RandomStreams
-from ..space import Categorical, Integer, Real, Space
+from ..space import Integer, Real, Space
 from .base import Storage, StorageMismatchError
 
 __all__ = ["FORMAT_VERSION", "open_study", "check_same_study", "space_description",
@@ -38,25 +38,6 @@ _TIME_COLUMNS = ("fit_time", "acq_time", "eval_time", "asked_at", "told_at")
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _stored_value_problem(dim: Any, value: Any) -> str | None:
-    """Why ``value`` (as :meth:`Space.point_to_json` stores it) is not a value of ``dim``."""
-    if isinstance(dim, Categorical):
-        if not (isinstance(value, int) and not isinstance(value, bool)
-                and 0 <= value < len(dim.categories)):
-            return (f"category index {value!r} (allowed: an integer from 0 to "
-                    f"{len(dim.categories) - 1})")
-        return None
-    if isinstance(dim, Real):
-        # The range is checked by the space's encoding (with its tolerance).
-        if not (_is_number(value) and math.isfinite(value)):
-            return f"{value!r} (allowed: a number in [{dim.low!r}, {dim.high!r}])"
-        return None
-    low, high = (dim.low, dim.high) if isinstance(dim, Integer) else (0, 1)
-    if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
-        return f"{value!r} (allowed: an integer in [{low}, {high}])"
-    return None
 
 
 def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
@@ -90,7 +71,7 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
     for dim, value in zip(space.dimensions, point):
         if value is None and dim.active_if is not None:
             continue  # an inactive dimension of a conditional space; checked below
-        problem = _stored_value_problem(dim, value)
+        problem = dim.number_problem(value)
         if problem is not None:
             return f"{dim.name!r} = {problem}"
     try:
