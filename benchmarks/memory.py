@@ -8,7 +8,7 @@ beyond a few MiB means something keeps per-iteration arrays alive (issue 16:
 each trial used to pin the whole 55,000-row candidate pool, +8.4 MiB a
 trial in 20-D).
 
-    python benchmarks/memory.py --calls 1000 --out benchmarks/results/memory.json
+    python benchmarks/memory.py --calls 1000 --out benchmarks/results/memory/memory.json
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ seed:
 
 Default problems: ``branin``, ``hartmann6`` and ``ackley_4``. Every run
 appends one JSON line to ``<out>/<problem>.jsonl`` (default ``--out
-benchmarks/results/optuna_sampler``): ``sampler``, ``problem``, ``seed``,
+benchmarks/results/optuna_sampler/grid``): ``sampler``, ``problem``, ``seed``,
 ``n_trials``, the trials' points ``x`` and ``values``, ``best_so_far``,
 ``best_value``, ``log10_regret`` (log10 of the best-so-far simple regret
 against the problem's known optimum, after every trial, floored at
@@ -60,7 +60,7 @@ from treebo.space import Real
 
 PROBLEMS = ("branin", "hartmann6", "ackley_4")
 SAMPLERS = ("treebo", "tpe", "gp")
-DEFAULT_OUT = "benchmarks/results/optuna_sampler"
+DEFAULT_OUT = "benchmarks/results/optuna_sampler/grid"
 N_TRIALS = 50
 SCHEMA_VERSION = 1
 

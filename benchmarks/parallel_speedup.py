@@ -30,7 +30,8 @@ seconds per proposed point for q = 1, 4 and 8, against q single asks.
     python benchmarks/parallel_speedup.py --part speedup --seeds 3 --workers 1 2
     python benchmarks/parallel_speedup.py --part batch
 
-Results are printed and written as JSON to ``benchmarks/results/parallel_speedup.json``.
+Results are printed and written as JSON to
+``benchmarks/results/parallel_speedup/parallel_speedup.json``.
 The load average of the machine at the start and the end is printed with them:
 on a shared machine the driver's proposals (0.28 s for BwO at N = 50, D = 6 on
 a quiet machine, see the README) slow down and become the bottleneck: with k
@@ -55,7 +56,7 @@ from treebo import Optimizer, minimize
 from treebo.parallel import warm_up
 from treebo.problems import get_problem
 
-RESULTS = Path(__file__).resolve().parent / "results" / "parallel_speedup.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "parallel_speedup" / "parallel_speedup.json"
 
 
 class SlowObjective:
