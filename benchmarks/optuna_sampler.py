@@ -32,7 +32,7 @@ samplers' times are comparable.
 ``--summary`` prints, from the records, a Markdown table of the median final
 log10 regret (after ``--n-trials`` trials) per problem and sampler, whether
 the treebo sampler beats TPE (a lower median) on each problem, and the
-verdict on issue 18's goal, "the treebo sampler beats TPE on at least 2 of 3
+verdict on the goal "the treebo sampler beats TPE on at least 2 of 3
 continuous problems" (two thirds of the problems given), judged only on the
 problems where both samplers have every requested seed.
 """
@@ -66,10 +66,12 @@ SCHEMA_VERSION = 1
 
 
 def _peers() -> Any:
-    """benchmarks/peers.py, for its ``single_thread`` (this folder is not a package)."""
+    """benchmarks/peers/, for its ``single_thread`` (loaded by path: benchmarks/ is no package)."""
     name = "treebo_benchmarks_peers"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("peers.py"))
+        folder = Path(__file__).with_name("peers")
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up
         spec.loader.exec_module(module)
