@@ -40,7 +40,7 @@ for i in range(n):
 
 
 def test_concurrentappend_records_never_interleave(tmp_path):
-    # Two processes (treebo bench and benchmarks/peers.py, say) append long records to one
+    # Two processes (treebo bench and benchmarks/peers/, say) append long records to one
     # file at once: every line must be one whole record. A buffered write of a 100 kB line
     # goes out in several write() calls, which interleave.
     import subprocess
