@@ -44,6 +44,7 @@ def _hyperopt_space(space: Space) -> dict:
 
 
 def run_hyperopt(run: PeerRun, seed: int) -> dict:
+    """hyperopt's TPE on ``run``; return the settings to record."""
     refuse_conditions(run.space, "this mapping gives hyperopt flat hp.* expressions, not the "
                    "nested hp.choice tree its conditional spaces need")
     from hyperopt import fmin, tpe

@@ -52,6 +52,7 @@ def _optuna_distributions(space: Space) -> dict:
 
 
 def run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
+    """Optuna's ``sampler`` (a class name) on ``run``, ask and tell; return the settings."""
     if sampler == "CmaEsSampler":
         # Checked before Optuna is imported: the space is refused whether or not it is installed.
         refuse_conditions(run.space, "Optuna's CMA-ES samples one fixed set of parameters")

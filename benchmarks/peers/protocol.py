@@ -46,7 +46,7 @@ from treebo.space import Binary, Categorical, Dimension, Integer, Real, Space
 
 
 class UnsupportedSpace(ValueError):
-    """A peer asked to run on a search space it cannot represent (a conditional one)."""
+    """A peer asked to run on a space it cannot represent (conditions, or a kind of dimension)."""
 
 
 def initial_design(problem: Problem, seed: int, n_initial: int = N_INITIAL) -> list:

@@ -11,6 +11,7 @@ from .protocol import PeerRun
 
 
 def run_random(run: PeerRun, seed: int) -> dict:
+    """Uniform random proposals after the given points; return the settings to record."""
     rng = np.random.default_rng(seed)
     for point in run.x0:
         run(point)

@@ -34,6 +34,7 @@ def _skopt_dimensions(space: Space) -> list:
 
 
 def run_skopt(run: PeerRun, seed: int, *, method: str, **kwargs: Any) -> dict:
+    """scikit-optimize's ``method`` (with ``kwargs``) on ``run``; return the settings to record."""
     refuse_conditions(run.space, "scikit-optimize's dimensions have no conditions")
     import skopt
 

@@ -70,6 +70,7 @@ def _ask_and_tell_only(config: Any, seed: int = 0) -> float:
 
 
 def run_smac(run: PeerRun, seed: int) -> dict:
+    """SMAC3's random-forest facade on ``run``, ask and tell; return the settings to record."""
     cs = _configspace(run.space, seed)
     workdir = Path(tempfile.mkdtemp(prefix="treebo-peers-smac-"))
     with warnings.catch_warnings():
