@@ -1,7 +1,7 @@
 """COCO bbob goals, judged on the committed records (treebo's surrogates and the peers).
 
 Reads the records in ``benchmarks/results/bbob/`` (written by ``treebo bench``
-and ``benchmarks/peers.py`` with ``--problems bbob``), cuts every run to the
+and ``python -m benchmarks.peers`` with ``--problems bbob``), cuts every run to the
 budget (20 evaluations per dimension by default), and takes each run's final
 precision ``log10(f_best - f_opt)``, clipped at -8 (COCO's final target). Per
 dimension and function it prints the median over the protocol's runs
@@ -26,7 +26,7 @@ dimension, 10-D, f1, f2, f8, f10, f15, f21) are shown with ``--budget-per-dim
 50 --dims 10``.
 
     python benchmarks/bbob_goals.py                      # tables and verdicts
-    python benchmarks/bbob_goals.py --out benchmarks/results/bbob_goals.json \\
+    python benchmarks/bbob_goals.py --out bbob_goals.json \\
         --figure bbob_heatmap.png --ecdf bbob_ecdf.png
 """
 

@@ -57,7 +57,7 @@ from treebo.space import Real
 from treebo.surrogates import available_surrogates, make_surrogate, surrogate_class
 from treebo.targets import LOG_OFFSET
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "results" / "calibration"
 
 
 def continuous_problems() -> list[str]:

@@ -20,7 +20,7 @@ where refinement happens. Settings:
     OMP_NUM_THREADS=1 python benchmarks/gp_subset_quality.py --sizes 500  # the recorded run
 
 Results are printed and written as JSON to
-``benchmarks/results/gp_subset_quality.json``. CPU seconds are those of the fit.
+``benchmarks/results/gp_subset_quality/gp_subset_quality.json``. CPU seconds are those of the fit.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000])
     parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "gp_subset_quality.json")
+                        default=Path(__file__).parent / "results" / "gp_subset_quality"
+                        / "gp_subset_quality.json")
     args = parser.parse_args()
     refine = gp_module._REFINE_ITERATIONS
     settings = {"all": ({"max_fit_samples": None}, refine), "subset": ({}, 0),

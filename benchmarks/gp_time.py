@@ -19,7 +19,7 @@ time. Run it with ``OMP_NUM_THREADS=1``: the figures are for one thread.
     OMP_NUM_THREADS=1 python benchmarks/gp_time.py                 # N = 100, 300, 1000; D = 10
     OMP_NUM_THREADS=1 python benchmarks/gp_time.py --all-repeats 1  # the recorded run
 
-Results are printed and written as JSON to ``benchmarks/results/gp_time.json``.
+Results are printed and written as JSON to ``benchmarks/results/gp_time/gp_time.json``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def main() -> None:
                         help="timed asks with max_fit_samples=None (minutes each at N=1,000; "
                              "0 skips them)")
     parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "gp_time.json")
+                        default=Path(__file__).parent / "results" / "gp_time" / "gp_time.json")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)

@@ -22,7 +22,8 @@ columns). Discrete spaces add snapping and de-duplication to the
 iteration; the reference then has as many features as the space has
 encoded columns.
 
-Results are printed and written as JSON to ``benchmarks/results/iteration_time.json``.
+Results are printed and written as JSON to
+``benchmarks/results/iteration_time/iteration_time.json``.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="threads for the forests and for the reference (default: 1)")
     parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "iteration_time.json")
+                        default=Path(__file__).parent / "results" / "iteration_time"
+                        / "iteration_time.json")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)

@@ -57,7 +57,7 @@ PAPER = {"rf": (1.38, 0.00, 0.00), "ert": (0.06, 0.07, 0.09), "bart": (0.93, 0.0
          "bwo": (0.04, 0.01, 0.01)}
 ABLATION = ("B", "B+O", "R+B", "R+B+O")
 REFERENCES = ("ml", "true-noise")
-RESULTS = Path(__file__).resolve().parent / "results" / "kl_table.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "kl_table" / "kl_table.json"
 
 
 def reference_gp(example: Example1D, kind: str) -> tuple[GaussianProcessSurrogate, dict]:

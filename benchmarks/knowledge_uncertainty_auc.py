@@ -25,7 +25,7 @@ seeds.
     python benchmarks/knowledge_uncertainty_auc.py --seeds 3 --surrogates vsglb csglb
 
 Results are printed and written as JSON to
-``benchmarks/results/knowledge_uncertainty_auc.json``.
+``benchmarks/results/knowledge_uncertainty_auc/knowledge_uncertainty_auc.json``.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=300,
                         help="training points of the continuous heart")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results"
-                        / "knowledge_uncertainty_auc.json")
+                        / "knowledge_uncertainty_auc" / "knowledge_uncertainty_auc.json")
     args = parser.parse_args()
 
     sets = {"heart": lambda s: heart_data(s, args.per_cell),

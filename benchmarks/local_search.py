@@ -1,4 +1,4 @@
-"""Do local candidates around the incumbents lower regret? (issue 2, item 4)
+"""Do local candidates around the incumbents lower regret?
 
 Runs BwO-EI on Branin and Hartmann6 with and without local candidates, same
 seeds, same initial designs, and prints the median (and quartiles) of the

@@ -4,11 +4,11 @@ Runs ``Optimizer.ask``/``tell`` on a 20-D sphere for ``--calls`` evaluations
 and prints the resident set size (RSS, MiB, from ``/proc/self/statm``) every
 ``--every`` calls, then the growth from the first model-based call to the
 last. The history itself is small (one 20-float row per trial); growth
-beyond a few MiB means something keeps per-iteration arrays alive (issue 16:
-each trial used to pin the whole 55,000-row candidate pool, +8.4 MiB a
-trial in 20-D).
+beyond a few MiB means something keeps per-iteration arrays alive (a trial
+that held a view into its ask's 55,000-row candidate pool would pin the whole
+pool: +8.4 MiB a trial in 20-D, ``results/memory/memory_view_into_pool.json``).
 
-    python benchmarks/memory.py --calls 1000 --out benchmarks/results/memory.json
+    python benchmarks/memory.py --calls 1000 --out benchmarks/results/memory/memory.json
 """
 
 from __future__ import annotations

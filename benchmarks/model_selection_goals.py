@@ -1,23 +1,24 @@
-"""Issue 18's model-selection goal, judged on the committed records.
+"""The model-selection goal, judged on the committed records.
 
 Reads the records of the conditional model-selection problems
 (``model_selection_*``, written by ``treebo bench`` and
-``benchmarks/peers.py`` into ``benchmarks/results/regret/``) and prints, per
+``python -m benchmarks.peers`` into ``benchmarks/results/regret/grid/``) and prints, per
 data set, the median over seeds of each method's best 5-fold CV error after
 50 evaluations (10 initial points), the seed counts, and the verdict of the
 goal: treebo's ``bwo`` has the lowest median on at least 2 of the 3 data
 sets. A data set is judged only when every method has all 10 seeds.
 
     python -m treebo bench --problems model_selection --surrogates bwo --seeds 0-9 \
-        --out benchmarks/results/regret --n-jobs 1
-    python benchmarks/peers.py --problems model_selection --peers random optuna_tpe smac_rf \
-        --seeds 0-9 --out benchmarks/results/regret
+        --out benchmarks/results/regret/grid --n-jobs 1
+    python -m benchmarks.peers --problems model_selection --peers random optuna_tpe smac_rf \
+        --seeds 0-9 --out benchmarks/results/regret/grid
     python benchmarks/model_selection_goals.py
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from treebo.bench import load_results, summary_table
 from treebo.problems import problem_suites
@@ -49,7 +50,9 @@ def verdict(table: dict[str, dict]) -> tuple[list[str], list[str], list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default="benchmarks/results/regret")
+    parser.add_argument("--results",
+                        default=str(Path(__file__).resolve().parent / "results" / "regret"
+                                    / "grid"))
     args = parser.parse_args()
     table = goal_table(load_results(args.results))
     print("Median best 5-fold CV error after 50 evaluations (n seeds where fewer than "

@@ -1,4 +1,4 @@
-"""Which Mondrian prediction mode optimizes better? (issue 4)
+"""Which Mondrian prediction mode optimizes better?
 
 Runs EI with the Mondrian forest in each ``mode`` (and BwO as a baseline) on
 a few problems, same seeds and initial designs, and prints the median and
@@ -7,7 +7,7 @@ quartiles of the final log10 simple regret.
     python benchmarks/mondrian_modes.py --seeds 5 --n-calls 50 --n-candidates 10000
     python benchmarks/mondrian_modes.py --time     # fit + predict(50,000) per mode instead
 
-``--time`` measures the issue's cost goal: fit on N = 200 points in D = 6 and
+``--time`` measures the Mondrian forest's cost goal: fit on N = 200 points in D = 6 and
 predict mean and variance at 50,000 points with 100 trees, median of 5, each
 mode against a bare ``ExtraTreesRegressor(100).fit + predict`` of the same run.
 """

@@ -24,7 +24,7 @@ disagree: log10 simple regret of 40-call ``minimize`` runs on Branin
 mixed space (1,000 candidates, seeds 10-13).
 
 Results are printed as Markdown tables and written as JSON to
-``benchmarks/results/ngboost_bart_settings.json``.
+``benchmarks/results/ngboost_bart_settings/ngboost_bart_settings.json``.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def main() -> None:
     parser.add_argument("--regret", action="store_true",
                         help="run the short SMBO comparison instead of the settings table")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results"
-                        / "ngboost_bart_settings.json")
+                        / "ngboost_bart_settings" / "ngboost_bart_settings.json")
     args = parser.parse_args()
     if args.regret:
         rows = regret_table()

@@ -16,7 +16,7 @@ seed:
 
 Default problems: ``branin``, ``hartmann6`` and ``ackley_4``. Every run
 appends one JSON line to ``<out>/<problem>.jsonl`` (default ``--out
-benchmarks/results/optuna_sampler``): ``sampler``, ``problem``, ``seed``,
+benchmarks/results/optuna_sampler/grid``): ``sampler``, ``problem``, ``seed``,
 ``n_trials``, the trials' points ``x`` and ``values``, ``best_so_far``,
 ``best_value``, ``log10_regret`` (log10 of the best-so-far simple regret
 against the problem's known optimum, after every trial, floored at
@@ -32,7 +32,7 @@ samplers' times are comparable.
 ``--summary`` prints, from the records, a Markdown table of the median final
 log10 regret (after ``--n-trials`` trials) per problem and sampler, whether
 the treebo sampler beats TPE (a lower median) on each problem, and the
-verdict on issue 18's goal, "the treebo sampler beats TPE on at least 2 of 3
+verdict on the goal "the treebo sampler beats TPE on at least 2 of 3
 continuous problems" (two thirds of the problems given), judged only on the
 problems where both samplers have every requested seed.
 """
@@ -60,16 +60,18 @@ from treebo.space import Real
 
 PROBLEMS = ("branin", "hartmann6", "ackley_4")
 SAMPLERS = ("treebo", "tpe", "gp")
-DEFAULT_OUT = "benchmarks/results/optuna_sampler"
+DEFAULT_OUT = "benchmarks/results/optuna_sampler/grid"
 N_TRIALS = 50
 SCHEMA_VERSION = 1
 
 
 def _peers() -> Any:
-    """benchmarks/peers.py, for its ``single_thread`` (this folder is not a package)."""
+    """benchmarks/peers/, for its ``single_thread`` (loaded by path: benchmarks/ is no package)."""
     name = "treebo_benchmarks_peers"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("peers.py"))
+        folder = Path(__file__).with_name("peers")
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up
         spec.loader.exec_module(module)

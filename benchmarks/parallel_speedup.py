@@ -23,14 +23,17 @@ share of seeds where it is no worse than k = 1.
 
 Part 3 (``batch``): the cost of a constant-liar batch. ``ask(n_points=q)``
 draws the candidates once, then refits the surrogate q times (told data plus
-one more lie each time, same seed) and scores the shared candidates. Reported:
+one more lie each time, same seed) and scores the shared candidates. Each
+repeat asks an optimizer of its own, seeded with the repeat's index
+(``random_state``) and told the same 50 random points. Reported: median
 seconds per proposed point for q = 1, 4 and 8, against q single asks.
 
     python benchmarks/parallel_speedup.py                       # all parts
     python benchmarks/parallel_speedup.py --part speedup --seeds 3 --workers 1 2
     python benchmarks/parallel_speedup.py --part batch
 
-Results are printed and written as JSON to ``benchmarks/results/parallel_speedup.json``.
+Results are printed and written as JSON to
+``benchmarks/results/parallel_speedup/parallel_speedup.json``.
 The load average of the machine at the start and the end is printed with them:
 on a shared machine the driver's proposals (0.28 s for BwO at N = 50, D = 6 on
 a quiet machine, see the README) slow down and become the bottleneck: with k
@@ -40,7 +43,6 @@ workers the loop keeps up only while a proposal takes less than 0.5 s / (k - 1).
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib
 import json
 import math
@@ -55,7 +57,7 @@ from treebo import Optimizer, minimize
 from treebo.parallel import warm_up
 from treebo.problems import get_problem
 
-RESULTS = Path(__file__).resolve().parent / "results" / "parallel_speedup.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "parallel_speedup" / "parallel_speedup.json"
 
 
 class SlowObjective:
@@ -189,18 +191,47 @@ def regret(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+def told_optimizers(problem_name: str, surrogate: str, repeats: int, n_told: int = 50,
+                    **settings) -> list[Optimizer]:
+    """One optimizer per repeat, seeded with its index, each told the same random points.
+
+    Parameters
+    ----------
+    problem_name : str
+        A registered problem.
+    surrogate : str
+        The optimizers' surrogate.
+    repeats : int
+        How many optimizers; repeat ``r`` has ``random_state=r``.
+    n_told : int, default=50
+        Points drawn with ``Space.sample(n_told, random_state=1)`` and told
+        with their values.
+    **settings
+        Further :class:`~treebo.Optimizer` arguments.
+
+    Returns
+    -------
+    list of Optimizer
+    """
+    problem = get_problem(problem_name)
+    points = problem.space.sample(n_told, random_state=1)
+    values = [problem(x) for x in points]
+    optimizers = []
+    for rep in range(repeats):
+        opt = Optimizer(problem.space, surrogate, n_initial_points=0, random_state=rep,
+                        **settings)
+        for x, y in zip(points, values):
+            opt.tell(x, y)
+        optimizers.append(opt)
+    return optimizers
+
+
 def batch_cost(args: argparse.Namespace) -> list[dict]:
-    problem = get_problem(args.problem)
     out = []
     for surrogate in ("bwo", "gp"):
-        base = Optimizer(problem.space, surrogate, n_initial_points=0, random_state=0)
-        for x in problem.space.sample(50, random_state=1):
-            base.tell(x, problem(x))
         for q in (1, 4, 8):
             times, fits = [], []
-            for rep in range(args.repeats):
-                opt = copy.deepcopy(base)
-                opt._model_rng = np.random.default_rng(rep)
+            for opt in told_optimizers(args.problem, surrogate, args.repeats):
                 start = time.perf_counter()
                 opt.ask(n_points=q)
                 times.append(time.perf_counter() - start)

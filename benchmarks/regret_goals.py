@@ -1,7 +1,7 @@
-"""Issue 14's goals, judged on the committed regret grid (treebo's surrogates and the peers).
+"""The exploration goals, judged on the committed regret grid (treebo's surrogates and peers).
 
-Reads every record in ``benchmarks/results/regret/`` (written by
-``treebo bench`` and ``benchmarks/peers.py``), and for each problem prints
+Reads every record in ``benchmarks/results/regret/grid/`` (written by
+``treebo bench`` and ``python -m benchmarks.peers``), and for each problem prints
 the median over seeds of the final log10 best-so-far regret of every method,
 the number of seeds recorded, and then each goal with its verdict:
 
@@ -14,17 +14,16 @@ the number of seeds recorded, and then each goal with its verdict:
   100 evaluations on the continuous problems; 30 and 55 on the binary ones)
   while the regret is above 1e-2;
 * no regression beyond one decade on Branin, Michalewicz, Bohachevsky and
-  Rosenbrock against the default before issue 14 (-2.47, -5.40, -0.10, 0.58;
-  medians over 5 seeds quoted in the issue). The same default's runs over 10
-  seeds, where recorded (``benchmarks/results/regret_before_issue14/``,
-  commit bbf4266), are printed beside them: 5 seeds were a basin lottery.
+  Rosenbrock against a search without exploration (-2.47, -5.40, -0.10,
+  0.58: medians over 5 seeds, :data:`WITHOUT_EXPLORATION`). The same search's
+  runs over 10 seeds (``benchmarks/results/regret/without_exploration/``) are
+  printed beside them: 5 seeds were a basin lottery.
 
 A comparison is only made where both methods have all 10 seeds; missing runs
 are listed, so an unfinished grid is never read as a finished one.
 
     python benchmarks/regret_goals.py                     # table and verdicts
-    python benchmarks/regret_goals.py --out benchmarks/results/regret_goals.json \
-        --figure docs/figures/regret_grid.png
+    python benchmarks/regret_goals.py --out regret_goals.json --figure regret_grid.png
 """
 
 from __future__ import annotations
@@ -38,7 +37,10 @@ import numpy as np
 from treebo.bench import load_results, regret_curves, surrogate_order
 
 TREE_PEERS = ("skopt_et", "skopt_rf", "smac_rf")
-BEFORE = {"branin": -2.47, "michalewicz_2": -5.40, "bohachevsky": -0.10, "rosenbrock_4": 0.58}
+#: Median final log10 regret of bwo without exploration, over 5 seeds: the regression guard.
+WITHOUT_EXPLORATION = {"branin": -2.47, "michalewicz_2": -5.40, "bohachevsky": -0.10,
+                       "rosenbrock_4": 0.58}
+RESULTS = Path(__file__).resolve().parent / "results" / "regret"
 N_SEEDS = 10
 STALL_GAIN = 0.05  # decades
 STALL_REGRET = 1e-2
@@ -111,9 +113,10 @@ def verdicts(table: dict[str, dict]) -> dict[str, dict]:
         if row["stalled"] is not None:
             judge("stalls", problem, _complete(row, "bwo"), row["stalled"] <= MAX_STALLED,
                   f"{row['stalled']} of {row['n_seeds']['bwo']} seeds stall")
-        if problem in BEFORE and bwo is not None:
-            judge("regression", problem, _complete(row, "bwo"), bwo <= BEFORE[problem] + 1.0,
-                  f"bwo {bwo:.2f}, before {BEFORE[problem]:.2f}")
+        guard = WITHOUT_EXPLORATION.get(problem)
+        if guard is not None and bwo is not None:
+            judge("regression", problem, _complete(row, "bwo"), bwo <= guard + 1.0,
+                  f"bwo {bwo:.2f}, without exploration {guard:.2f}")
     return goals
 
 
@@ -176,7 +179,7 @@ def plot_grid(table: dict[str, dict], path: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default=str(Path(__file__).parent / "results" / "regret"))
+    parser.add_argument("--results", default=str(RESULTS / "grid"))
     parser.add_argument("--out", default=None, help="write table and verdicts as JSON here")
     parser.add_argument("--figure", default=None, help="write the heat map here (PNG)")
     args = parser.parse_args()
@@ -196,16 +199,16 @@ def main() -> None:
     if judged:
         print(f"\nahead of Optuna TPE on {len(tpe['met'])} of {judged} judged problems "
               f"(goal: at least two thirds)")
-    before = Path(args.results).parent / "regret_before_issue14"
-    if before.is_dir():
-        print("\nthe default before issue 14 over 10 seeds (median final log10 regret), "
-              f"from {before}:")
-        for problem, row in sorted(grid_table(load_results(before)).items()):
+    without = RESULTS / "without_exploration"
+    if without.is_dir():
+        print("\nwithout exploration over 10 seeds (median final log10 regret), "
+              f"from {without}:")
+        for problem, row in sorted(grid_table(load_results(without)).items()):
             if "bwo" in row["median"] and problem in table:
-                print(f"  {problem}: before {row['median']['bwo']:.2f} "
+                print(f"  {problem}: without exploration {row['median']['bwo']:.2f} "
                       f"({row['n_seeds']['bwo']} seeds; {row['stalled']} stall), "
-                      f"now {table[problem]['median'].get('bwo', float('nan')):.2f}, "
-                      f"5-seed figure of the issue {BEFORE.get(problem, float('nan')):.2f}")
+                      f"grid {table[problem]['median'].get('bwo', float('nan')):.2f}, "
+                      f"5-seed figure {WITHOUT_EXPLORATION.get(problem, float('nan')):.2f}")
     if args.out:
         with open(args.out, "w") as handle:
             json.dump({"table": table, "goals": goals}, handle, indent=1)

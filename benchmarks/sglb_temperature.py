@@ -27,7 +27,7 @@ BwO is the reference, fitted on the same points.
     python benchmarks/sglb_temperature.py --random-search --problems bohachevsky rosenbrock_4
 
 Results are printed and written as JSON to
-``benchmarks/results/sglb_temperature.json``.
+``benchmarks/results/sglb_temperature/sglb_temperature.json``.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def main() -> None:
                         help="inverse temperature beta as a multiple of N (1 = posterior)")
     parser.add_argument("--n", nargs="+", type=int, default=[40])
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--out", default="benchmarks/results/sglb_temperature.json")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"
+                                             / "sglb_temperature" / "sglb_temperature.json"))
     parser.add_argument("--random-search", action="store_true",
                         help="print the random-search baseline of the problems and stop")
     args = parser.parse_args()

@@ -5,7 +5,7 @@ Build (from the repository root; ``-W`` turns warnings into errors)::
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The benchmark pages' tables and regret figures are generated from the files
-in ``benchmarks/results/`` (and ``benchmarks/regret/``) when the build starts:
+in ``benchmarks/results/<experiment>/`` when the build starts:
 see ``docs/_ext/results_tables.py``. The scripts in ``examples/`` whose names
 start with ``plot_`` are run by sphinx-gallery; ``quickstart.py`` is shown
 without being run (it takes longer than the build should).

@@ -1,5 +1,6 @@
 """The ``treebo`` command."""
 
+import gzip
 import json
 import os
 import subprocess
@@ -238,6 +239,12 @@ def test_minimize_out_never_writes_a_second_record_of_a_run(tmp_path, capsys):
     assert path.read_text() == first
     assert main([*argv[:5], "7", *argv[6:]]) == 0  # a longer run is a new record
     assert len(path.read_text().splitlines()) == 2
+    # Records kept compressed (as the committed ones are) count too.
+    path.with_suffix(".jsonl.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    assert main(argv) == 2
+    assert f"{path}.gz already holds a record of this run" in capsys.readouterr().err
+    assert not path.exists()
     assert main(argv) == 2  # and it covers the shorter one
 
 

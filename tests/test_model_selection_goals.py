@@ -1,4 +1,4 @@
-"""benchmarks/model_selection_goals.py: issue 18's verdict on the model-selection grid."""
+"""benchmarks/model_selection_goals.py: the verdict of the model-selection goal."""
 
 import importlib.util
 import sys

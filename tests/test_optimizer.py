@@ -414,14 +414,14 @@ def test_the_search_leaves_the_first_basin_it_finds():
     # centres bunched on the incumbent, no jumps) the search refines the
     # shallow basin for all 21 proposals. Measured, seeds 0-9: the deep basin
     # is found 10 of 10 with the defaults, 0 of 10 with exploration every
-    # fourth proposal and no jumps (7 of 10 when refinement steps took the
+    # fourth proposal and no jumps (7 of 10 with refinement steps in the
     # local steps' places), 0 of 10 without exploration.
-    before = dict(distance_variance=0, explore_every=0, local_center_spacing=0,
-                  n_jump_candidates=0, jump_every=0)
+    without_exploration = dict(distance_variance=0, explore_every=0, local_center_spacing=0,
+                               n_jump_candidates=0, jump_every=0)
     assert sum(_found_deep_basin(seed) for seed in range(10)) >= 9
     assert sum(_found_deep_basin(seed, jump_every=0, explore_every=4)
                for seed in range(10)) <= 7
-    assert sum(_found_deep_basin(seed, **before) for seed in range(10)) <= 1
+    assert sum(_found_deep_basin(seed, **without_exploration) for seed in range(10)) <= 1
 
 
 def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):
@@ -475,8 +475,8 @@ def test_bad_ask_arguments_are_named(kwargs, message):
 
 
 def test_a_trial_does_not_keep_the_candidate_pool_alive():
-    # A trial's encoded point used to be a row view of the 5,000-row pool, so
-    # every model-proposed trial pinned the whole pool (issue 16, item 1).
+    # A trial's encoded point owns its data: a row view of the 5,000-row pool
+    # would keep the whole pool alive as long as the trial.
     opt = Optimizer([Real(0.0, 1.0)] * 4, "ert", n_initial_points=3, n_candidates=5_000,
                     surrogate_params={"n_estimators": 5}, random_state=0)
     for _ in range(6):
@@ -503,8 +503,8 @@ def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, nam
         state = json.loads(value)
         state["bit_generator"] = name
         db.execute("UPDATE study SET value = ? WHERE key = 'rng_model'", (json.dumps(state),))
-    # Issue 16: the name was looked up with getattr(numpy.random, name), and
-    # "test" ran numpy's own test suite inside the user's process.
+    # Only bit generators are accepted: a name looked up with getattr(numpy.random,
+    # name) would run "test", numpy's own test suite, inside the user's process.
     with pytest.raises(ValueError, match=f"is damaged: .*bit generator {name!r}; expected one of"):
         Optimizer(SPACE_2D, random_state=0, storage=path)
 
@@ -512,21 +512,20 @@ def test_a_stored_stream_state_may_only_name_a_known_bit_generator(tmp_path, nam
 @pytest.mark.fault
 @pytest.mark.parametrize("bad", [True, -1, 1.5, "0", np.int64(-3)])
 def test_bad_random_states_are_refused_by_name(bad):
-    # Issue 16: True was accepted as the seed 1; -1 gave numpy's message.
+    # True is not the seed 1, and -1 gets treebo's message rather than numpy's.
     with pytest.raises(ValueError, match="random_state must be None, an int >= 0"):
         Optimizer(SPACE_2D, random_state=bad)
 
 
 @pytest.mark.fault
 def test_a_legacy_random_state_gives_a_seeded_reproducible_run():
-    # Issue 16: RandomState failed with "SeedSequence does not implement spawning";
-    # it now gives the run a seed drawn from it.
+    # A RandomState gives the run a seed drawn from it (its SeedSequence cannot spawn).
     first = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
     second = Optimizer(SPACE_2D, n_initial_points=3, random_state=np.random.RandomState(0))
     assert first.ask(n_points=3) == second.ask(n_points=3)
 
 
-# -- bad input (issue 16.9): refused naming the argument, or accepted as the number it is ---
+# -- bad input: refused naming the argument, or accepted as the number it is ---------------
 
 @pytest.mark.fault
 @pytest.mark.parametrize("make_y, expected", [
@@ -572,7 +571,7 @@ def test_bad_minimize_inputs_are_refused_naming_the_argument(kwargs, message):
 
 
 def test_the_result_lists_told_trials_by_number_whatever_order_they_were_told_in():
-    # get_result keeps its columns up to date trial by trial (issue 15.5); a
+    # get_result keeps its columns up to date trial by trial; a
     # batch told backwards must still come out in trial order, and a tie for
     # the best value goes to the earlier trial, as a scan of all trials gives.
     opt = Optimizer([Real(0.0, 1.0), Real(0.0, 1.0)], random_state=0, n_initial_points=6)
@@ -591,8 +590,7 @@ def test_the_result_lists_told_trials_by_number_whatever_order_they_were_told_in
 
 
 def test_the_trial_protocol_tells_each_result_to_its_own_trial():
-    # ask_trials / tell_trial: what minimize's parallel loop drives (issue 15:
-    # it used to call the optimizer's private methods).
+    # ask_trials / tell_trial: the public protocol minimize's parallel loop drives.
     opt = Optimizer(SPACE_2D, random_state=0, n_initial_points=3)
     first, second, third = opt.ask_trials(3)
     given = opt.add_pending([0.1, 0.2])

@@ -1,4 +1,4 @@
-"""benchmarks/peers.py: peer optimizers recorded like treebo's own runs.
+"""benchmarks/peers/: peer optimizers recorded like treebo's own runs.
 
 The peers' libraries come with ``pip install 'treebo[peers]'``; each slow test
 skips when its library is absent. The random peer needs nothing extra.
@@ -19,6 +19,7 @@ from treebo.bench import (
     append_record,
     build_problem,
     completed_runs,
+    default_n_initial,
     format_summary,
     load_results,
     run_one,
@@ -27,11 +28,14 @@ from treebo.bench import (
 from treebo.problems import Problem, available_problems, paper_case_seed
 from treebo.space import Binary, Categorical, Integer, Real
 
-PEERS_PY = Path(__file__).resolve().parents[1] / "benchmarks" / "peers.py"
+PEERS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "peers"
 
 
 def _load_peers():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_peers", PEERS_PY)
+    # benchmarks/ is not an installed package: load the folder as a package of its own.
+    spec = importlib.util.spec_from_file_location("treebo_benchmarks_peers",
+                                                  PEERS_DIR / "__init__.py",
+                                                  submodule_search_locations=[str(PEERS_DIR)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
@@ -325,12 +329,12 @@ def test_peers_without_conditions_refuse_a_conditional_space(peer):
 
 def test_grid_skips_a_peer_that_refuses_the_space_once(tmp_path, capsys, monkeypatch):
     # A registered conditional problem, as far as run_peer can tell.
-    monkeypatch.setattr(peers, "build_problem", lambda spec: ConditionalProblem())
-    monkeypatch.setattr(peers, "default_n_initial", lambda problem: 10)
+    monkeypatch.setattr(peers.registry, "build_problem", lambda spec: ConditionalProblem())
+    monkeypatch.setattr(peers.registry, "default_n_initial", lambda problem: 10)
     # Installed or not, skopt_et reaches the space check.
     monkeypatch.setitem(peers.PEERS, "skopt_et",
                         peers.Peer("skopt_et", {}, peers.PEERS["skopt_et"].run))
-    status = peers._run_all(["skopt_et", "random"], ["conditional_test"], [0, 1], 12, tmp_path,
+    status = peers.run_all(["skopt_et", "random"], ["conditional_test"], [0, 1], 12, tmp_path,
                             {})
     captured = capsys.readouterr()
     assert status == 1
@@ -359,7 +363,7 @@ def test_peer_short_run_on_a_conditional_space(peer):
 def test_registered_conditional_problem_starts_from_treebos_initial_design(problem_name):
     if problem_name not in available_problems():
         pytest.skip(f"{problem_name} is not registered in this treebo")
-    n0 = peers.default_n_initial(problem_name)
+    n0 = default_n_initial(problem_name)
     spec = RunSpec(problem_name, "rf", 0, n0 + 1, overrides={"n_candidates": 256})
     problem = build_problem(spec)
     assert problem.space.conditional

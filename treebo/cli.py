@@ -240,14 +240,14 @@ def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:
     """
     from .bench import completed_runs, load_results
 
-    path = out / f"{spec.problem}.jsonl"
-    if not path.is_file():
-        return
-    recorded = completed_runs(load_results(path)).get(spec.key(), 0)
-    if recorded >= spec.n_calls:
-        raise _UsageError(f"{path} already holds a record of this run ({spec.problem}/"
-                          f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
-                          "nothing was run: remove that record or choose another --out")
+    for path in (out / f"{spec.problem}.jsonl.gz", out / f"{spec.problem}.jsonl"):
+        if not path.is_file():
+            continue
+        recorded = completed_runs(load_results(path)).get(spec.key(), 0)
+        if recorded >= spec.n_calls:
+            raise _UsageError(f"{path} already holds a record of this run ({spec.problem}/"
+                              f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
+                              "nothing was run: remove that record or choose another --out")
 
 
 def _load_config(path: str | None) -> dict:

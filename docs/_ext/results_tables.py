@@ -4,9 +4,10 @@
 written as a Markdown file to ``docs/generated/tables/`` and pulled into its page with
 MyST's ``{include}`` directive; regret figures go to
 ``docs/generated/figures/``. Nothing here holds a measured number: every cell
-is read from ``benchmarks/results/`` (or ``benchmarks/regret/``) at build
-time, so a page shows what the files hold when the docs are built, an
-incomplete grid included.
+is read from ``benchmarks/results/<experiment>/`` at build time, so a page
+shows what the files hold when the docs are built, an incomplete grid
+included; the commands quoted under a table come from the experiment's
+``manifest.json`` (see ``benchmarks/README.md``).
 
 Run it by hand to look at the tables without building the docs::
 
@@ -15,6 +16,7 @@ Run it by hand to look at the tables without building the docs::
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import re
@@ -27,9 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-REGRET_GRID = RESULTS / "regret"                     # the regret grid, every method
-EVERY_SURROGATE_GRID = ROOT / "benchmarks" / "regret" / "default"   # 5 seeds
-MONDRIAN_EXACT = ROOT / "benchmarks" / "regret" / "mondrian_exact"
+REGRET_GRID = RESULTS / "regret" / "grid"            # the regret grid, every method
+EVERY_SURROGATE_GRID = RESULTS / "regret" / "every_surrogate"   # 5 seeds, refinement only
+MONDRIAN_EXACT = RESULTS / "regret" / "mondrian_exact"
 OUT = ROOT / "docs" / "generated" / "tables"
 FIGURES = ROOT / "docs" / "generated" / "figures"
 
@@ -38,7 +40,17 @@ DASH = "–"
 
 # -- helpers ---------------------------------------------------------------------------------
 def _load(name: str):
+    """A JSON result file, named ``<experiment>/<file>.json`` under ``benchmarks/results/``."""
     return json.loads((RESULTS / name).read_text())
+
+
+def _record_files(folder: Path) -> list[Path]:
+    """The record files of a grid's folder: compressed ``.jsonl.gz`` and plain ``.jsonl``."""
+    return sorted([*folder.glob("*.jsonl.gz"), *folder.glob("*.jsonl")])
+
+
+def _problem_of(file: Path) -> str:
+    return file.name.removesuffix(".gz").removesuffix(".jsonl")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
@@ -68,10 +80,29 @@ def _bold_lowest(cells: dict[str, float], fmt: Callable[[float], str]) -> dict[s
     return {k: (f"**{fmt(v)}**" if v == lowest else fmt(v)) for k, v in cells.items()}
 
 
-def _source(*paths: Path, command: str | None = None) -> str:
+def _commands(path: Path) -> list[str]:
+    """The commands that wrote ``path``, from its experiment folder's ``manifest.json``."""
+    folder = path if path.is_dir() else path.parent
+    runs = json.loads((folder / "manifest.json").read_text())["runs"]
+    return [command for run in runs
+            if path.is_dir() or any(fnmatch.fnmatch(path.name, p) for p in run["files"])
+            for command in run["command"]]
+
+
+def _source(*paths: Path, command: bool | str = False) -> str:
+    """Where a table comes from, and with ``command`` the command(s) that wrote it.
+
+    ``command=True`` quotes the commands the experiments' manifests give for
+    ``paths``; a string is quoted as it is (for one part of a file that
+    several commands wrote).
+    """
     names = ", ".join(f"`{p.relative_to(ROOT)}`" for p in paths)
     text = f"Generated from {names} when these docs were built"
-    return text + (f"; written by `{command}`." if command else ".")
+    if not command:
+        return text + "."
+    commands = ([command] if isinstance(command, str)
+                else list(dict.fromkeys(c for p in paths for c in _commands(p))))
+    return text + "; written by " + ", ".join(f"`{c}`" for c in commands) + "."
 
 
 # -- regret grids ----------------------------------------------------------------------------
@@ -91,7 +122,7 @@ def regret_grid() -> dict[str, str]:
     selection = _model_selection_problems()
     records = [r for r in load_results(REGRET_GRID) if r["problem"] not in selection]
     table = summary_table(records)
-    n_files = len([p for p in REGRET_GRID.glob("*.jsonl") if p.stem not in selection])
+    n_files = len({_problem_of(p) for p in _record_files(REGRET_GRID)} - selection)
     note = (f"{len(records)} run records in {n_files} files. " + _source(REGRET_GRID))
     return {
         "regret_grid_summary": format_summary(table) + "\n\n" + note,
@@ -115,13 +146,12 @@ def model_selection_grid() -> dict[str, str]:
     records = [r for r in load_results(REGRET_GRID) if r["problem"] in selection]
     if not records:
         return {"model_selection_summary": "No run recorded yet."}
-    files = [REGRET_GRID / f"{p}.jsonl" for p in sorted(selection)
-             if (REGRET_GRID / f"{p}.jsonl").exists()]
+    files = [p for p in _record_files(REGRET_GRID) if _problem_of(p) in selection]
     return {"model_selection_summary": format_summary(summary_table(records)) + "\n\n"
             + _source(*files)}
 
 
-OPTUNA_SAMPLER = RESULTS / "optuna_sampler"
+OPTUNA_SAMPLER = RESULTS / "optuna_sampler" / "grid"
 
 
 def optuna_sampler() -> dict[str, str]:
@@ -146,11 +176,11 @@ def optuna_sampler() -> dict[str, str]:
     trials = sorted({r["n_trials"] for r in records})
     return {"optuna_sampler_summary": _table(["problem", "seeds", *samplers], rows)
             + f"\n\nMedian final log10 regret after {'/'.join(map(str, trials))} trials. "
-            + _source(OPTUNA_SAMPLER, command="python benchmarks/optuna_sampler.py")}
+            + _source(OPTUNA_SAMPLER, command=True)}
 
 
 def every_surrogate_grid() -> dict[str, str]:
-    """The every-surrogate grid of ``benchmarks/regret/default`` (5 seeds per problem)."""
+    """The every-surrogate grid of ``benchmarks/results/regret/every_surrogate`` (5 seeds)."""
     from treebo.bench import format_paired, format_summary, load_results, paired_wins, summary_table
 
     records = load_results(EVERY_SURROGATE_GRID)
@@ -188,10 +218,13 @@ def _figures(results: Path, stem: str, problems: Sequence[str]) -> str:
     out.mkdir(parents=True, exist_ok=True)
     records = None
     lines = []
+    newest = {}
+    for file in _record_files(results):
+        problem = _problem_of(file)
+        newest[problem] = max(newest.get(problem, 0.0), file.stat().st_mtime)
     for problem in problems:
-        source = results / f"{problem}.jsonl"
         target = out / f"{problem}.png"
-        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
+        if not target.exists() or target.stat().st_mtime < newest[problem]:
             if records is None:
                 records = load_results(results)
             fig = plot_regret([r for r in records if r["problem"] == problem], problem)
@@ -220,7 +253,7 @@ def bbob() -> dict[str, str]:
 
     goals = _bbob_goals()
     records = load_results(BBOB) if BBOB.exists() else []
-    none = "No run recorded yet: `benchmarks/results/bbob/` holds no record."
+    none = f"No run recorded yet: `{BBOB.relative_to(ROOT)}/` holds no record."
     out = {f"bbob_table_{d}d": none for d in BBOB_PROTOCOL["dims"]}
     out |= {"bbob_long": none, "bbob_goals": none, "bbob_figures": none, "bbob_status": none}
     if not records:
@@ -229,7 +262,7 @@ def bbob() -> dict[str, str]:
     table = goals.goal_table(records)
     methods = sorted({r["surrogate"] for r in records})
     out["bbob_status"] = (f"{len(records)} run records of {', '.join(f'`{m}`' for m in methods)}"
-                          f" in {len(list(BBOB.glob('*.jsonl')))} files. " + _source(BBOB))
+                          f" in {len(_record_files(BBOB))} files. " + _source(BBOB))
     for dim in BBOB_PROTOCOL["dims"]:
         if dim in table:
             out[f"bbob_table_{dim}d"] = goals.format_table(table[dim], runs)
@@ -244,7 +277,7 @@ def bbob() -> dict[str, str]:
     out["bbob_goals"] = goals.format_verdicts(goals.verdicts(table),
                                               goals.sphere_verdict(records))
     FIGURES.mkdir(parents=True, exist_ok=True)
-    newest = max(p.stat().st_mtime for p in BBOB.glob("*.jsonl"))
+    newest = max(p.stat().st_mtime for p in _record_files(BBOB))
     heat, ecdf = FIGURES / "bbob_heatmap.png", FIGURES / "bbob_ecdf.png"
     if not heat.exists() or heat.stat().st_mtime < newest:
         goals.plot_heatmap(table, heat)
@@ -275,7 +308,7 @@ def _dearest_step(rows: list[dict]) -> list[dict]:
 
 
 def iteration_time() -> dict[str, str]:
-    grid = _dearest_step(_load("iteration_time.json")["rows"])
+    grid = _dearest_step(_load("iteration_time/iteration_time.json")["rows"])
     sizes = list(dict.fromkeys((r["N"], r["D"]) for r in grid))
     names = list(dict.fromkeys(r["surrogate"] for r in grid if r["surrogate"] != "reference"))
     rows = []
@@ -288,21 +321,18 @@ def iteration_time() -> dict[str, str]:
         rows.append(row)
     header = ["N", "D", "reference s", *(f"`{n}` s (ratio)" for n in names)]
     grid_md = _table(header, rows, "rr" + "r" * (len(header) - 2)) + "\n\n" + _source(
-        RESULTS / "iteration_time.json",
-        command="python benchmarks/iteration_time.py --surrogates rf ert bwo gp")
+        RESULTS / "iteration_time/iteration_time.json", command=True)
 
-    every = _dearest_step(_load("iteration_time_all_n200_d6.json")["rows"])
+    every = _dearest_step(_load("iteration_time/iteration_time_all_n200_d6.json")["rows"])
     reference = next(r["median"] for r in every if r["surrogate"] == "reference")
     rows = [[f"`{r['surrogate']}`", f"{r['median']:.2f}", f"{r['fit']:.2f}", f"{r['acq']:.2f}",
              f"{r['ratio']:.2f}", GOALS.get(r["surrogate"], "")]
             for r in every if r["surrogate"] != "reference"]
     every_md = _table(["surrogate", "s per iteration", "fit s", "acquisition s",
                        f"ratio to the reference ({reference:.2f} s)", "goal"], rows, "lrrrrl")
-    every_md += "\n\n" + _source(RESULTS / "iteration_time_all_n200_d6.json",
-                                 command="python benchmarks/iteration_time.py --sizes 200 "
-                                         "--dims 6 --out "
-                                         "benchmarks/results/iteration_time_all_n200_d6.json")
-    spaces = _dearest_step(_load("iteration_time_spaces_n200.json")["rows"])
+    every_md += "\n\n" + _source(RESULTS / "iteration_time/iteration_time_all_n200_d6.json",
+                                 command=True)
+    spaces = _dearest_step(_load("iteration_time/iteration_time_spaces_n200.json")["rows"])
     kinds = list(dict.fromkeys(r["space"] for r in spaces))
     names = list(dict.fromkeys(r["surrogate"] for r in spaces if r["surrogate"] != "reference"))
     rows = []
@@ -313,11 +343,8 @@ def iteration_time() -> dict[str, str]:
         rows.append(row)
     spaces_md = _table(["space", "encoded columns", "reference s",
                         *(f"`{n}` s (ratio)" for n in names)], rows, "lrr" + "r" * len(names))
-    spaces_md += "\n\n" + _source(RESULTS / "iteration_time_spaces_n200.json",
-                                  command="python benchmarks/iteration_time.py --sizes 200 "
-                                          "--dims 6 --spaces real binary mixed --surrogates bwo "
-                                          "ert rf --repeats 7 --out "
-                                          "benchmarks/results/iteration_time_spaces_n200.json")
+    spaces_md += "\n\n" + _source(RESULTS / "iteration_time/iteration_time_spaces_n200.json",
+                                  command=True)
     return {"iteration_time_grid": grid_md, "iteration_time_all": every_md,
             "iteration_time_spaces": spaces_md}
 
@@ -329,9 +356,10 @@ def _command(data: dict, default: str) -> str:
 
 def memory() -> dict[str, str]:
     blocks = []
-    for name, label in (("memory.json", "Each trial keeps a copy of its point, as in treebo"),
-                        ("memory_before_fix.json",
-                         "For comparison, each trial keeps a view into the candidate pool")):
+    files = {"memory/memory.json": "Each trial keeps a copy of its point, as in treebo",
+             "memory/memory_view_into_pool.json":
+                 "For comparison, each trial keeps a view into the candidate pool"}
+    for name, label in files.items():
         data = _load(name)
         rows = [[str(s["calls"]), f"{s['rss_mib']:.1f}", f"{s['seconds']:.0f}"]
                 for s in data["samples"]]
@@ -339,8 +367,7 @@ def memory() -> dict[str, str]:
                       f"seed {data['seed']}; growth {data['growth_mib']:.1f} MiB; "
                       f"`{_command(data, 'python benchmarks/memory.py')}`):\n\n"
                       + _table(["calls", "RSS MiB", "seconds"], rows))
-    return {"memory": "\n\n".join(blocks) + "\n\n" + _source(RESULTS / "memory.json",
-                                                             RESULTS / "memory_before_fix.json")}
+    return {"memory": "\n\n".join(blocks) + "\n\n" + _source(*(RESULTS / f for f in files))}
 
 
 # -- uncertainty -----------------------------------------------------------------------------
@@ -352,7 +379,7 @@ def _kl_cell(values: np.ndarray, bold: bool) -> str:
 
 
 def kl_tables() -> dict[str, str]:
-    data = _load("kl_table.json")
+    data = _load("kl_table/kl_table.json")
     labels = data["surrogates"]
     runs = data["references"]["true-noise"]["surrogate_seeds"]["few"]
     columns = ((1, "KL(model ‖ GP), whole grid"), (3, "KL(model ‖ GP), between the data"),
@@ -366,7 +393,7 @@ def kl_tables() -> dict[str, str]:
             _kl_cell(values[label][:, j], medians[j][label] == min(medians[j].values()))
             for j, _ in columns])
     few = _table(["`few` (5 points)", *(n for _, n in columns)], rows) + "\n\n" + _source(
-        RESULTS / "kl_table.json", command="python benchmarks/kl_table.py")
+        RESULTS / "kl_table/kl_table.json", command=True)
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
@@ -382,14 +409,13 @@ def kl_tables() -> dict[str, str]:
         rows.append([f"`{label}`", ours, paper])
     published = _table(["surrogate", "treebo: few / many / cubic", "paper: few / many / cubic"],
                        rows, "lll")
-    published += "\n\n" + _source(RESULTS / "kl_table.json",
-                                  command="python benchmarks/kl_table.py")
+    published += "\n\n" + _source(RESULTS / "kl_table/kl_table.json", command=True)
     return {"kl_few": few, "kl_published": published}
 
 
 def calibration() -> dict[str, str]:
-    designs = {"sobol": _load("calibration_sobol_standardize.json"),
-               "bo": _load("calibration_bo_standardize.json")}
+    designs = {"sobol": _load("calibration/calibration_sobol_standardize.json"),
+               "bo": _load("calibration/calibration_bo_standardize.json")}
     names = designs["sobol"]["surrogates"]
     rows = []
     for name in names:
@@ -409,14 +435,13 @@ def calibration() -> dict[str, str]:
         rows.append(row)
     text = _table(["surrogate", "50 Sobol points: coverage 50/80/95%", "NLL",
                    "50 points of a BwO run: coverage 50/80/95%", "NLL"], rows, "llrlr")
-    text += "\n\n" + _source(RESULTS / "calibration_sobol_standardize.json",
-                             RESULTS / "calibration_bo_standardize.json",
-                             command="python benchmarks/calibration.py [--design bo]")
+    text += "\n\n" + _source(RESULTS / "calibration/calibration_sobol_standardize.json",
+                             RESULTS / "calibration/calibration_bo_standardize.json", command=True)
     return {"calibration": text}
 
 
 def knowledge_auc() -> dict[str, str]:
-    data = _load("knowledge_uncertainty_auc.json")
+    data = _load("knowledge_uncertainty_auc/knowledge_uncertainty_auc.json")
 
     def cell(values):
         return f"{statistics.mean(values):.3f} ± {statistics.pstdev(values):.3f}"
@@ -426,12 +451,12 @@ def knowledge_auc() -> dict[str, str]:
     text = _table(["surrogate", "categorical heart (34 vs 47 cells)",
                    "continuous heart (2,000 vs 2,000 points)"], rows)
     return {"knowledge_auc": text + f"\n\n{data['seeds']} seeds, mean ± s.d. "
-            + _source(RESULTS / "knowledge_uncertainty_auc.json",
-                      command="python benchmarks/knowledge_uncertainty_auc.py")}
+            + _source(RESULTS / "knowledge_uncertainty_auc/knowledge_uncertainty_auc.json",
+                      command=True)}
 
 
 def sglb_temperature() -> dict[str, str]:
-    rows_in = _load("sglb_temperature.json")
+    rows_in = _load("sglb_temperature/sglb_temperature.json")
     problems = list(dict.fromkeys(r["problem"] for r in rows_in))
     configs = list(dict.fromkeys((r["surrogate"], r["beta_over_n"]) for r in rows_in))
     n = rows_in[0]["n"]
@@ -449,12 +474,12 @@ def sglb_temperature() -> dict[str, str]:
     text = _table([f"N = {n}", *(f"{p}: corr / RMSE / s.d. / NLL" for p in problems)], rows,
                   "l" * (1 + len(problems)))
     return {"sglb_temperature": text + "\n\n" + _source(
-        RESULTS / "sglb_temperature.json", command="python benchmarks/sglb_temperature.py")}
+        RESULTS / "sglb_temperature/sglb_temperature.json", command=True)}
 
 
 # -- settings --------------------------------------------------------------------------------
 def ngboost_bart_settings() -> dict[str, str]:
-    data = _load("ngboost_bart_settings.json")
+    data = _load("ngboost_bart_settings/ngboost_bart_settings.json")
     settings = list(dict.fromkeys(r["setting"] for r in data["rows"]))
     rows = []
     for setting in settings:
@@ -470,23 +495,22 @@ def ngboost_bart_settings() -> dict[str, str]:
     sizes = " / ".join(map(str, ns))
     quality = _table(["setting", f"NLL, N = {sizes}", f"90% coverage, N = {sizes}",
                       "RMSE, N = 200", "fit + predict s (ratio)"], rows, "lllrr")
-    quality += "\n\n" + _source(RESULTS / "ngboost_bart_settings.json",
-                                command="python benchmarks/ngboost_bart_settings.py "
-                                        "--sizes 50 200 500")
+    quality += "\n\n" + _source(RESULTS / "ngboost_bart_settings/ngboost_bart_settings.json",
+                                command=True)
 
-    regret = _load("ngboost_bart_settings_regret.json")
+    regret = _load("ngboost_bart_settings/ngboost_bart_settings_regret.json")
     rows = [[r["setting"], ", ".join(f"{v:.2f}" for v in r["branin"]),
              f"{statistics.median(r['mixed']):.3f}"] for r in regret]
     regret_md = _table(["setting", "Branin log10 regret, 40 calls, seeds 0-2",
                         "mixed space best value, 25 calls, seeds 10-13 (median)"], rows, "llr")
-    regret_md += "\n\n" + _source(RESULTS / "ngboost_bart_settings_regret.json",
-                                  command="python benchmarks/ngboost_bart_settings.py --regret")
+    regret_md += "\n\n" + _source(
+        RESULTS / "ngboost_bart_settings/ngboost_bart_settings_regret.json", command=True)
     return {"ngboost_bart_settings": quality, "ngboost_bart_regret": regret_md}
 
 
 # -- parallel --------------------------------------------------------------------------------
 def parallel() -> dict[str, str]:
-    data = _load("parallel_speedup.json")
+    data = _load("parallel_speedup/parallel_speedup.json")
     speed = data["speedup"]["speedup"]
     backends = [b for b in dict.fromkeys(r["backend"] for r in speed) if b != "sequential"]
     labels = {"processes": "loky processes", "dask": "Dask `LocalCluster`"}
@@ -504,7 +528,7 @@ def parallel() -> dict[str, str]:
                  f"{args['delay']:g} s sleep, median over {args['seeds']} seeds; load average "
                  f"{data['speedup']['load_start'][0]:.1f} at the start on "
                  f"{data['speedup']['cpus']} cores. "
-                 + _source(RESULTS / "parallel_speedup.json",
+                 + _source(RESULTS / "parallel_speedup/parallel_speedup.json",
                            command="python benchmarks/parallel_speedup.py"))
 
     lies = data["regret"]["regret"]
@@ -514,7 +538,7 @@ def parallel() -> dict[str, str]:
     lies_md = _table(["k pending", "strategy", "median final regret"], rows, "rlr")
     lies_md += (f"\n\n{rargs['n_calls']} evaluations of {rargs['problem']}, "
                 f"{rargs['regret_seeds']} seeds. "
-                + _source(RESULTS / "parallel_speedup.json",
+                + _source(RESULTS / "parallel_speedup/parallel_speedup.json",
                           command="python benchmarks/parallel_speedup.py --part regret "
                                   "--strategies cl_min cl_mean cl_max --workers 1 2"))
 
@@ -522,7 +546,7 @@ def parallel() -> dict[str, str]:
     rows = [[f"`{r['surrogate']}`", str(r["q"]), f"{r['per_point']:.2f}",
              f"{r['vs_q_single_asks']:.2f}"] for r in batch]
     batch_md = _table(["surrogate", "q", "s per point", "cost / q single asks"], rows, "lrrr")
-    batch_md += "\n\n" + _source(RESULTS / "parallel_speedup.json",
+    batch_md += "\n\n" + _source(RESULTS / "parallel_speedup/parallel_speedup.json",
                                  command="python benchmarks/parallel_speedup.py --part batch")
     return {"parallel_speedup": speed_md, "parallel_lies": lies_md, "parallel_batch": batch_md}
 

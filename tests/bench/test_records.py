@@ -40,7 +40,7 @@ for i in range(n):
 
 
 def test_concurrentappend_records_never_interleave(tmp_path):
-    # Two processes (treebo bench and benchmarks/peers.py, say) append long records to one
+    # Two processes (treebo bench and benchmarks/peers/, say) append long records to one
     # file at once: every line must be one whole record. A buffered write of a 100 kB line
     # goes out in several write() calls, which interleave.
     import subprocess
@@ -58,6 +58,47 @@ def test_concurrentappend_records_never_interleave(tmp_path):
                                                                for i in range(n)]
     assert all(r["pad"] == str(r["writer"]) * 100_000 for r in records)
     assert len(load_results(tmp_path)) == 2 * n
+
+
+def test_compressed_records_are_read_beside_the_plain_file_new_runs_append_to(tmp_path):
+    import gzip
+
+    from treebo.bench import append_record, completed_runs
+
+    def line(record):
+        return (json.dumps(record) + "\n").encode()
+
+    committed = [{"problem": "p", "key": "k0", "n_calls": 9, "i": 0},
+                 {"problem": "p", "key": "k1", "n_calls": 9, "i": 1}]
+    # Two gzip members, as `gzip -c new.jsonl >> p.jsonl.gz` makes, and a truncated line.
+    with open(tmp_path / "p.jsonl.gz", "wb") as handle:
+        handle.write(gzip.compress(line(committed[0])))
+        handle.write(gzip.compress(line(committed[1]) + b'{"key": "trunc'))
+    (tmp_path / "q.jsonl.gz").write_bytes(gzip.compress(line({"problem": "q", "i": 3})))
+    (tmp_path / "notes.json.gz").write_bytes(gzip.compress(line({"problem": "x"})))
+    append_record(tmp_path, {"problem": "p", "key": "k2", "n_calls": 9, "i": 2})
+
+    records = load_results(tmp_path)
+    # p's compressed records first, then the file appended to, then q's.
+    assert [r["i"] for r in records] == [0, 1, 2, 3]
+    assert load_results(tmp_path / "p.jsonl.gz") == committed
+    assert completed_runs(records) == {"k0": 9, "k1": 9, "k2": 9}
+
+
+def test_a_grid_resumes_past_runs_recorded_in_a_compressed_file(tmp_path):
+    import gzip
+
+    from treebo.bench import run_grid
+
+    out = tmp_path / "results"
+    run_grid(["branin"], ["rf"], [0], out, 6, overrides=FAST, n_jobs=1, progress=False)
+    plain = out / "branin.jsonl"
+    (out / "branin.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    again = run_grid(["branin"], ["rf"], [0, 1], out, 6, overrides=FAST, n_jobs=1,
+                     progress=False)
+    assert [r["seed"] for r in again] == [1]
+    assert [r["seed"] for r in load_results(out)] == [0, 1]
 
 
 def test_a_missing_results_path_is_an_error(tmp_path):

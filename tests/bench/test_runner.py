@@ -129,7 +129,7 @@ def test_readme_example(tmp_path, monkeypatch):
 
 
 def test_the_grid_progress_bar_counts_evaluations(tmp_path, capsys):
-    # Issue 17: the bar counted whole runs, so a long run showed no progress.
+    # Evaluations, not whole runs: a long run shows progress while it runs.
     run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=1)
     lines = capsys.readouterr().err.splitlines()
     counts = [line.split("] ")[1].split()[0] for line in lines if line.startswith("bench")]

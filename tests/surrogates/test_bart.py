@@ -231,13 +231,12 @@ def test_missing_stochtree_names_the_extra(monkeypatch):
 
 # Short minimize runs on each kind of space: BART must do better than the
 # 5-point initial design on easy functions.
-# Measured with 25 calls, seeds 10-13 (best initial point -> result), with the
-# exploration defaults of issue 14 (which spend some of 20 proposals away from
-# the incumbent; seed 13 is the slowest of the four):
+# Measured with 25 calls, seeds 10-13 (best initial point -> result), with
+# exploration and jump steps (which spend some of 20 proposals away from the
+# incumbent; seed 13 is the slowest of the four):
 #   continuous 0.839->0.005 0.260->0.040 0.651->0.016 0.115->0.077
 #   binary     -1.589->-3.093 -0.561->-3.134 -2.424->-3.260 -1.416->-2.732
 #   mixed      1.294->0.002 1.191->0.009 2.010->0.022 2.007->1.002
-# (Before issue 14, seed 13: 0.010, -3.093, 0.071.)
 @pytest.mark.parametrize("func, space, bound", [
     (sphere, SPHERE_SPACE, 0.12),
     (linear_bits, BITS_SPACE, -2.6),

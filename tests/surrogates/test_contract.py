@@ -23,8 +23,8 @@ OPTIONAL = {"ngboost": ("ngboost", "ngboost"), "bart": ("stochtree", "bart")}
 
 
 def test_every_registered_surrogate_has_contract_settings():
-    # Issue 17: a surrogate missing from FAST was silently left out of every
-    # contract test below.
+    # A surrogate missing from FAST would be silently left out of every contract
+    # test below.
     assert set(available_surrogates()) <= set(FAST), "add the new surrogate to FAST"
 
 

@@ -301,19 +301,15 @@ FAST_BO = {"vsglb": {"n_estimators": 200}, "csglb": {"n_estimators": 200, "cycle
            "cbsglb": {"n_estimators": 200, "cycle_length": 20}}
 
 # Best value after 25 calls (5 initial), seed 0; bounds are the measured value
-# plus a margin. Measured with the jump-step defaults of issue 14 (a jump step
-# every fourth proposal, an exploration step every eighth), seeds 0-2 (regret;
-# mixed: the value, optimum 0):
+# plus a margin. Measured with a jump step every fourth proposal and an
+# exploration step every eighth, seeds 0-2 (regret; mixed: the value, optimum 0):
 #                Branin               12-bit linear        mixed
 #   vsglb        1.653 4.325 0.604    0.000 0.368 0.641    0.462 0.151 0.518
 #   csglb        0.032 1.504 0.297    0.036 0.626 0.781    0.004 0.182 0.108
 #   cbsglb       0.387 1.227 0.209    0.036 1.861 1.496    0.018 0.388 1.431
 #   random search, median (10%-90%) of 2,000 runs of 25 points:
 #                1.47 (0.23-4.87)     1.38 (0.63-2.14)     0.60 (0.11-1.36)
-# (With the exploration defaults before jump steps, seed 0: vsglb 0.206 / 0.363 /
-# 0.161, csglb 0.216 / 0.541 / 0.919, cbsglb 0.199 / 1.182 / 0.226; before issue
-# 14: vsglb 0.023 / 0.363 / 0.962, csglb 2.787 / 0.988 / 0.160, cbsglb 2.504 /
-# 0.781 / 0.718.) At the posterior noise scale and these N (<= 25) the SGLB
+# At the posterior noise scale and these N (<= 25) the SGLB
 # chains explore widely; they find good points but are far from BwO (see
 # README), and vsglb on Branin is no better than random search here.
 BO_BOUND = {"vsglb": (2.0, 0.4, 0.6), "csglb": (0.3, 0.3, 0.3), "cbsglb": (0.6, 0.3, 0.3)}
@@ -354,8 +350,7 @@ def test_minimize_mixed(name):
 def test_readme_example():
     # ~40 s on the shared 2-core machine, hence slow.
     namespace = run_readme_block('surrogate="csglb"')
-    # Measured best value after 20 calls, seeds 0-2: 0.307, 0.063, 0.049 (it was
-    # 0.099 at seed 0 before issue 14's exploration default). That is no better than
+    # Measured best value after 20 calls, seeds 0-2: 0.307, 0.063, 0.049. That is no better than
     # 20 uniformly random points (seeds 0-4: median 0.0095): the check is that the
     # run works and improves on the worst of its initial design, not that csglb is
     # a good optimizer of a quadratic in 20 calls. Aleatoric 0.0104 and 0.718.

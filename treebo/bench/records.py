@@ -1,14 +1,17 @@
 """The JSON record of a benchmark run, and the JSON-lines files that hold them.
 
 One run is one record, appended as one line to ``<out>/<problem>.jsonl``
-(:func:`append_record`), which :func:`load_results` reads back. The layout is
-:func:`build_record`'s; ``benchmarks/peers.py`` writes the same layout for
-other libraries' optimizers, and the committed records under
-``benchmarks/results/`` are read with it, so fields are only ever added.
+(:func:`append_record`), which :func:`load_results` reads back, together with
+gzip-compressed ``<problem>.jsonl.gz`` files beside it (how the records
+committed under ``benchmarks/results/`` are stored). The layout is
+:func:`build_record`'s; ``python -m benchmarks.peers`` writes the same layout
+for other libraries' optimizers, and the committed records are read with it,
+so fields are only ever added.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -213,16 +216,20 @@ def _git_commit() -> str | None:
 
 
 def load_results(path: str | os.PathLike) -> list[dict]:
-    """Read records from a ``.jsonl`` file or from every ``*.jsonl`` file of a directory.
+    """Read records from a ``.jsonl`` or ``.jsonl.gz`` file, or from every one of a directory.
 
     Lines that are not valid JSON, such as a truncated last line (a run
-    killed while writing), are skipped.
+    killed while writing), are skipped. A ``.jsonl.gz`` file is read as gzip
+    (several concatenated gzip members included), so a directory may hold a
+    problem's compressed records and the plain ``.jsonl`` file that new runs
+    append to; both are read, the compressed one first.
 
     Parameters
     ----------
     path : str or path-like
-        A ``.jsonl`` file, or a directory whose ``*.jsonl`` files (not those
-        of subdirectories) are read in name order.
+        A ``.jsonl`` or ``.jsonl.gz`` file, or a directory whose ``*.jsonl``
+        and ``*.jsonl.gz`` files (not those of subdirectories) are read in
+        name order.
 
     Returns
     -------
@@ -237,14 +244,15 @@ def load_results(path: str | os.PathLike) -> list[dict]:
     """
     path = Path(path)
     if path.is_dir():
-        files = sorted(path.glob("*.jsonl"))
+        files = sorted([*path.glob("*.jsonl"), *path.glob("*.jsonl.gz")], key=_file_order)
     elif path.exists():
         files = [path]
     else:
         raise ValueError(f"results path {str(path)!r} does not exist")
     records = []
     for file in files:
-        with open(file) as handle:
+        opener = gzip.open if file.name.endswith(".gz") else open
+        with opener(file, "rt") as handle:
             for line in handle:
                 line = line.strip()
                 if not line:
@@ -254,6 +262,11 @@ def load_results(path: str | os.PathLike) -> list[dict]:
                 except json.JSONDecodeError:
                     continue
     return records
+
+
+def _file_order(file: Path) -> tuple[str, bool]:
+    # A problem's compressed (committed) records before the plain file appended after them.
+    return file.name.removesuffix(".gz"), not file.name.endswith(".gz")
 
 
 def completed_runs(records: Iterable[dict]) -> dict[str, int]:
@@ -284,7 +297,7 @@ def append_record(out: Path, record: dict) -> None:
     The line goes out in one ``os.write`` on a descriptor opened with
     ``O_APPEND`` (the kernel puts each write at the end of the file as it is
     then), so records appended by several processes at once (``treebo bench``
-    and ``benchmarks/peers.py``, say) never interleave. A buffered file object
+    and ``python -m benchmarks.peers``, say) never interleave. A buffered file object
     would split a long line into several writes, which could.
 
     Parameters

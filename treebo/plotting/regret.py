@@ -160,7 +160,7 @@ def plot_results(path: str | os.PathLike, out_dir: str | os.PathLike, *,
     Parameters
     ----------
     path : path
-        A results directory (or ``.jsonl`` file) written by
+        A results directory (or ``.jsonl`` or ``.jsonl.gz`` file) written by
         :func:`~treebo.bench.run_grid`.
     out_dir : path
         Where the figures go, as ``<out_dir>/<problem>.<fmt>``.

@@ -5,7 +5,7 @@ A problem is named ``bbob_f{function:02d}_d{dimension}_i{instance}``, e.g.
 parsed rather than listed, so every function (1-24), dimension (2 or more)
 and instance (1 or more) is available; :func:`bbob_problem_names` builds
 selections, which ``treebo bench --problems bbob --functions ... --dims ...
---instances ...`` and ``benchmarks/peers.py`` use.
+--instances ...`` and ``benchmarks/peers/`` use.
 
 The functions, their instances (shifted optimum ``x_opt``, optimal value
 ``f_opt``, rotations) and ``f_opt`` itself come from COCO's ``cocoex`` module
