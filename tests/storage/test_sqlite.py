@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -526,13 +527,18 @@ def test_an_interrupt_inside_a_tell_leaves_the_optimizer_usable(tmp_path, statem
 
 
 class _SigintAfter(_InterruptAfter):
-    """A connection that sends this process a real SIGINT right after ``statement`` runs."""
+    """A connection that sends the main thread a real SIGINT right after ``statement`` runs.
+
+    To the main thread itself: a signal sent to the process may be delivered to
+    another of its threads (BLAS, joblib), and the main thread would then run
+    the handler at a later moment.
+    """
 
     def execute(self, sql, *args):
         result = self._conn.execute(sql, *args)
         if sql == self._statement:
             self._statement = None
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         return result
 
 
