@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..acquisition import AcquisitionMaximizer, rows_in, unique_rows
-from ..space import Real, Space, SpaceExhausted
+from ..space import Space, SpaceExhausted
 from ..surrogates import Surrogate
 from ..targets import Y_TRANSFORMS, check_failure_value, training_values, transform_targets
 from .base import Proposal, Step, StepData
@@ -171,7 +171,7 @@ class ProposalPipeline:
         X, y, pending = _check_observations(space, X, y, pending)
         columns = np.array(list(fixed or {}), dtype=int)
         held = np.array(list((fixed or {}).values()), dtype=float)
-        real = [c for j, d in enumerate(space.dimensions) if isinstance(d, Real)
+        real = [c for j, d in enumerate(space.dimensions) if not d.is_discrete
                 for c in range(*space.columns_of(j).indices(space.n_columns))]
         if set(columns) & set(real) or not set(columns) <= set(range(space.n_columns)):
             raise ValueError(f"fixed must name encoded columns of integer, binary or "
