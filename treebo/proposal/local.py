@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 
 from .._checks import check_int
 from ..acquisition import AcquisitionMaximizer
 from ..acquisition.candidates import jump_candidates, sobol_candidates
-from ..space import Integer, Real, Space
+from ..space import Dimension, Integer, Real, Space
 from ..surrogates import Prediction
 from ..surrogates.gp import GaussianProcessSurrogate
 from ..targets import transform_targets
@@ -116,7 +115,7 @@ class LocalStep(Step):
             score, pool, space=data.space, unseen=data.unseen, rng=data.rng,
             fallback=lambda: None, polish=maximizer.uses_lbfgs(model, data.space),
             bounds=(lower, upper))
-        if origin != "model":
+        if origin != "model" or point is None:
             return None
         return Proposal(point, "model", fit_time, time.perf_counter() - start)
 
@@ -214,7 +213,7 @@ def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
     return np.array(columns, dtype=int)
 
 
-def _spans(dimension: Any) -> bool:
+def _spans(dimension: Dimension) -> bool:
     if isinstance(dimension, Integer):
         return dimension.high - dimension.low + 1 >= _MIN_INTEGER_LEVELS
     return isinstance(dimension, Real) and not math.isclose(dimension.low, dimension.high)
