@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, overload
+
+_T = TypeVar("_T")
+
+
+@overload
+def check_int(value: Any, name: str, low: int = ..., high: float = ..., *,
+              allow_none: Literal[False] = ...) -> int: ...
+
+
+@overload
+def check_int(value: Any, name: str, low: int = ..., high: float = ..., *,
+              allow_none: bool) -> int | None: ...
 
 
 def check_int(value: Any, name: str, low: int = 1, high: float = math.inf, *,
@@ -16,7 +29,7 @@ def check_int(value: Any, name: str, low: int = 1, high: float = math.inf, *,
     if allow_none and value is None:
         return None
     if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-            or not low <= value <= high):
+            or not low <= int(value) <= high):
         allowed = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
         extra = " or None" if allow_none else ""
         raise ValueError(f"{name} must be an integer {allowed}{extra}, got {value!r}")
@@ -42,14 +55,15 @@ def check_real(value: Any, name: str, low: float = 0.0, *, strict: bool = False)
     return float(value)
 
 
-def check_choice(value: Any, name: str, allowed: tuple) -> Any:
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     """``value`` if it is one of ``allowed``, else a ValueError listing them."""
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
 
 
-def check_auto_or(value: Any, name: str, check: Any, expected: str) -> Any:
+def check_auto_or(value: Any, name: str, check: Callable[[Any, str], _T],
+                  expected: str) -> str | _T:
     """``"auto"``, or ``check(value, name)``; the error names both choices."""
     if isinstance(value, str) and value == "auto":
         return value

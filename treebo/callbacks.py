@@ -18,11 +18,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._checks import check_int
+
+if TYPE_CHECKING:
+    from .history import OptimizeResult
 
 __all__ = ["EarlyStopper", "DeadlineStopper", "ThresholdStopper"]
 
@@ -64,7 +67,7 @@ class EarlyStopper:
         """Clear ``message`` (the count is recomputed from the history at each call)."""
         self.message = None
 
-    def __call__(self, result: Any) -> bool:
+    def __call__(self, result: OptimizeResult) -> bool:
         sign = _sign(result)
         values = sign * np.asarray(result.func_vals, dtype=float)
         # Computed from the whole history rather than counted call by call,
@@ -113,7 +116,7 @@ class DeadlineStopper:
         self._n_start: int | None = None
         self.message = None
 
-    def __call__(self, result: Any) -> bool:
+    def __call__(self, result: OptimizeResult) -> bool:
         n = len(result.func_vals)
         if self._n_start is None:
             # Evaluations already in a resumed study are not timed here.
@@ -145,7 +148,7 @@ class ThresholdStopper:
         """Clear ``message``."""
         self.message = None
 
-    def __call__(self, result: Any) -> bool:
+    def __call__(self, result: OptimizeResult) -> bool:
         sign = _sign(result)
         if np.isfinite(result.fun) and sign * result.fun <= sign * self.threshold:
             relation = "<=" if sign > 0 else ">="
@@ -154,6 +157,6 @@ class ThresholdStopper:
         return False
 
 
-def _sign(result: Any) -> float:
+def _sign(result: OptimizeResult) -> float:
     """-1 for the result of a maximizing run, else 1: better values are lower once multiplied."""
     return -1.0 if getattr(result, "direction", "minimize") == "maximize" else 1.0

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .bench import RunSpec
+    from .history import OptimizeResult
 
 __all__ = ["main"]
 
@@ -176,7 +177,7 @@ def _minimize_problem(args: argparse.Namespace) -> int:
     bar = None if args.quiet else ProgressBar(args.n_calls, label=label)
     made = [0]
 
-    def show(result: Any) -> None:
+    def show(result: OptimizeResult) -> None:
         made[0] += 1
         if bar is not None:
             # Counted from the result, so a resumed study starts at what it already holds.

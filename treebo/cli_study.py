@@ -20,8 +20,13 @@ import math
 import sys
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .history import OptimizeResult
+    from .space import Space
 
 __all__ = ["is_user_target", "minimize_user", "add_objective_arguments", "add_ask_arguments",
            "add_tell_arguments", "add_show_arguments", "cmd_ask", "cmd_tell", "cmd_show"]
@@ -75,7 +80,7 @@ def _settings(args: argparse.Namespace) -> dict:
     return settings
 
 
-def _objective(args: argparse.Namespace) -> tuple[Any, Any]:
+def _objective(args: argparse.Namespace) -> tuple[Callable[..., Any], Space]:
     """The objective and its space, from the target or ``--command``, and ``--space``."""
     from .objective import function_space, load_function, load_space_file
 
@@ -88,9 +93,8 @@ def _objective(args: argparse.Namespace) -> tuple[Any, Any]:
                              "placeholders")
         from .command import CommandObjective
 
-        func = CommandObjective(args.command_line, space.names, json_field=args.json_field,
-                                timeout=args.timeout, shell=args.shell)
-        return func, space
+        return CommandObjective(args.command_line, space.names, json_field=args.json_field,
+                                timeout=args.timeout, shell=args.shell), space
     for option in ("json_field", "shell"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')} only applies with --command")
@@ -120,7 +124,7 @@ def minimize_user(args: argparse.Namespace) -> int:
     catch = tuple(_exception_class(name) for name in args.catch) if args.catch else None
     made = [0]
 
-    def count(result: Any) -> None:
+    def count(result: OptimizeResult) -> None:
         made[0] += 1
 
     try:

@@ -30,17 +30,24 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .surrogates import Prediction, Surrogate
 
 __all__ = ["Example1D", "make_1d_example", "EXAMPLES_1D"]
 
 #: Names accepted by :func:`make_1d_example`, in the order of the paper's figures.
 EXAMPLES_1D = ("few", "many", "cubic")
 
+_Spec = tuple[Callable[[np.ndarray], np.ndarray], float, tuple[float, float],
+              np.ndarray | tuple[int, tuple[float, float]]]
+
 # name -> (function, noise std, test-grid domain, training inputs: fixed array or
 # (number of Sobol points, Sobol domain))
-_SPECS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], float, tuple[float, float], object]] = {
+_SPECS: dict[str, _Spec] = {
     "few": (np.sin, 0.2, (-5.0, 5.0), np.array([-3.0, -1.0, 0.5, 1.5, 4.95])),
     "many": (np.sin, 0.2, (-5.0, 5.0), (50, (-5.0, 5.0))),
     "cubic": (lambda x: x**3, 100.0, (-10.0, 10.0), (10, (-7.5, 7.5))),
@@ -89,7 +96,7 @@ class Example1D:
         low, high = self.domain
         return (np.asarray(X, dtype=float) - low) / (high - low)
 
-    def fit_predict(self, surrogate):
+    def fit_predict(self, surrogate: Surrogate) -> Prediction:
         """Fit ``surrogate`` on the training points and predict on the grid.
 
         Parameters

@@ -29,11 +29,11 @@ why it is a parameter and not hidden.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtri
 
 from .surrogates.base import Prediction
@@ -54,7 +54,7 @@ _MIN_VARIANCE = 1e-12
 
 def _check_min_variance(min_variance: Any) -> float:
     if (isinstance(min_variance, bool) or not isinstance(min_variance, numbers.Real)
-            or not min_variance > 0 or not np.isfinite(min_variance)):
+            or not float(min_variance) > 0 or not np.isfinite(float(min_variance))):
         raise ValueError(f"min_variance must be a positive finite number, got {min_variance!r}")
     return float(min_variance)
 
@@ -211,7 +211,7 @@ def _check_levels(levels: Any) -> np.ndarray:
     return levels
 
 
-def interval_coverage(y: Any, prediction: Prediction, levels: Sequence[float] = DEFAULT_LEVELS
+def interval_coverage(y: Any, prediction: Prediction, levels: ArrayLike = DEFAULT_LEVELS
                       ) -> np.ndarray:
     """Share of observed values inside each central predictive interval.
 
@@ -288,7 +288,7 @@ class UncertaintyReport:
 
 
 def uncertainty_report(model: Any, X: Any, y: Any = None, *, reference: Any = None,
-                       levels: Sequence[float] = DEFAULT_LEVELS,
+                       levels: ArrayLike = DEFAULT_LEVELS,
                        min_variance: float = _MIN_VARIANCE) -> UncertaintyReport:
     """Diagnose a fitted surrogate's predictive distribution on the points ``X``.
 

@@ -32,7 +32,12 @@ import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .history import Trial
+    from .optimizer import Optimizer
 
 __all__ = ["ObjectiveError", "ObjectiveFailureWarning", "GuardedObjective", "Failure",
            "FailureWatch", "check_catch"]
@@ -54,7 +59,7 @@ class ObjectiveFailureWarning(UserWarning):
 _RETURNED_NONE = "objective returned None"
 
 
-def check_catch(catch: Any) -> tuple[type[BaseException], ...] | None:
+def check_catch(catch: Any) -> tuple[type[Exception], ...] | None:
     """``catch`` as a tuple of exception classes, or None; a ValueError otherwise.
 
     Parameters
@@ -139,7 +144,8 @@ class GuardedObjective:
 
 def _caller_level() -> int:
     """The ``stacklevel`` of the first caller outside treebo, so a warning names the user's call."""
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("treebo."):
         frame, level = frame.f_back, level + 1
     return level
@@ -177,7 +183,7 @@ class FailureWatch:
         How the messages name the study (e.g. ``"in study.db"``), or empty.
     """
 
-    def __init__(self, optimizer: Any, n_abort: int,
+    def __init__(self, optimizer: Optimizer, n_abort: int,
                  catch: tuple[type[BaseException], ...] | None, where: str = ""):
         self.optimizer = optimizer
         self.n_abort = n_abort
@@ -192,16 +198,16 @@ class FailureWatch:
         self._error: BaseException | None = None
 
     # -- the optimizer's trial protocol, as the evaluation loop uses it ------------------
-    def add_pending(self, x: Any) -> Any:
+    def add_pending(self, x: Any) -> Trial:
         return self.optimizer.add_pending(x)
 
-    def ask_trials(self, n_points: int, strategy: str) -> list:
+    def ask_trials(self, n_points: int, strategy: str) -> list[Trial]:
         return self.optimizer.ask_trials(n_points, strategy)
 
-    def mark_interrupted(self, trials: list) -> None:
+    def mark_interrupted(self, trials: list[Trial]) -> None:
         self.optimizer.mark_interrupted(trials)
 
-    def tell_trial(self, trial: Any, y: Any, *, error: str | None = None,
+    def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
                    eval_time: float | None = None) -> None:
         if isinstance(y, Failure):
             self.optimizer.tell_trial(trial, None, error=y.text, eval_time=eval_time)
@@ -210,7 +216,7 @@ class FailureWatch:
         self.optimizer.tell_trial(trial, y, error=error, eval_time=eval_time)
 
     # -- decisions ------------------------------------------------------------------
-    def check(self, trial: Any) -> str | None:
+    def check(self, trial: Trial) -> str | None:
         """Warn at the run's first failure; the reason to stop the run after ``trial``, or None."""
         failure = self._failures.pop(trial.number, None)
         if failure is not None and not failure.caught:
@@ -235,7 +241,7 @@ class FailureWatch:
         self._error = self._systematic()
         return f"stopped: the first {len(self._leading)} evaluations all {kind}"
 
-    def _kind(self, trial: Any, failure: Failure | None) -> str | None:
+    def _kind(self, trial: Trial, failure: Failure | None) -> str | None:
         """How a failure that may be systematic is described, or None for any other trial."""
         if failure is not None:
             return f"raised {failure.type_name}" if self.catch is None else None
@@ -252,7 +258,7 @@ class FailureWatch:
             raise error from error.__cause__
         raise error
 
-    def _uncaught(self, trial: Any, failure: Failure) -> BaseException:
+    def _uncaught(self, trial: Trial, failure: Failure) -> BaseException:
         note = (f"treebo: trial {trial.number} raised {failure.type_name}, which is not one "
                 f"of catch={self.catch!r}; it is recorded as failed{self.where} and the run "
                 "stopped")

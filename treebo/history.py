@@ -227,10 +227,13 @@ class _ToldColumns:
         self._numbers[:, at] = (trial.value if complete else math.nan, trial.fit_time,
                                 trial.acq_time)
         self.n_failed += trial.status == "failed"
-        # The lowest value, and on a tie the lowest trial number.
-        best = self.best
-        if complete and (best is None or trial.value < best.value
-                         or (trial.value == best.value and trial.number < best.number)):
+        # The lowest value, and on a tie the lowest trial number (a complete
+        # trial always has a value).
+        value, best = trial.value, self.best
+        if not complete or value is None:
+            return
+        if (best is None or best.value is None or value < best.value
+                or (value == best.value and trial.number < best.number)):
             self.best = trial
 
     def column(self, row: int) -> np.ndarray:

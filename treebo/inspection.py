@@ -44,7 +44,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -53,6 +53,9 @@ from .acquisition import sobol_candidates
 from .history import OptimizeResult
 from .io import as_result
 from .space import Dimension, Space
+
+if TYPE_CHECKING:
+    from .surrogates import Surrogate
 
 __all__ = ["fit_surrogate", "partial_dependence", "partial_dependence_2d",
            "parameter_importance", "PartialDependence", "PartialDependence2D", "Importance",
@@ -150,8 +153,8 @@ class Importance:
         return {self.names[i]: float(self.importance[i]) for i in order}
 
 
-def fit_surrogate(result: Source, *, surrogate: Any = None,
-                  random_state: int | None = None) -> Any:
+def fit_surrogate(result: Source, *, surrogate: str | Surrogate | None = None,
+                  random_state: int | None = None) -> Surrogate:
     """Fit the study's surrogate on the result's complete trials (see the module notes).
 
     Parameters
@@ -214,9 +217,22 @@ def dimension_grid(dim: Dimension, n_points: int) -> tuple[np.ndarray, list, np.
     return encoded, dim.decode(encoded), dim.decode_numbers(encoded)
 
 
+@overload
+def partial_dependence(result: Source, dimension: None = ..., *, model: Any = ...,
+                       n_points: int = ..., n_samples: int = ...,
+                       random_state: int | None = ...) -> list[PartialDependence]: ...
+
+
+@overload
+def partial_dependence(result: Source, dimension: str | int, *, model: Any = ...,
+                       n_points: int = ..., n_samples: int = ...,
+                       random_state: int | None = ...) -> PartialDependence: ...
+
+
 def partial_dependence(result: Source, dimension: str | int | None = None, *,
                        model: Any = None, n_points: int = 40, n_samples: int = 256,
-                       random_state: int | None = None) -> Any:
+                       random_state: int | None = None
+                       ) -> PartialDependence | list[PartialDependence]:
     """The partial dependence of the objective on one dimension, or on each.
 
     Parameters
@@ -356,7 +372,7 @@ def _complete_data(result: OptimizeResult) -> tuple[np.ndarray, np.ndarray]:
     return X, values[complete]
 
 
-def _surrogate(result: OptimizeResult, surrogate: Any) -> Any:
+def _surrogate(result: OptimizeResult, surrogate: str | Surrogate | None) -> Surrogate:
     """An unfitted surrogate: ``surrogate``, or the study's, or the fallback."""
     from sklearn.base import clone
 
@@ -438,7 +454,7 @@ def _active(space: Space, X: np.ndarray, dims: list[int]) -> np.ndarray:
     """Rows of ``X`` where every dimension in ``dims`` is active, shape (len(X),)."""
     if not space.conditional:
         return np.ones(len(X), dtype=bool)
-    return space.active_mask(X)[:, dims].all(axis=1)
+    return np.all(space.active_mask(X)[:, dims], axis=1)
 
 
 def _masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

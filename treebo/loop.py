@@ -181,7 +181,8 @@ def _resume_hint(optimizer: Optimizer, stored: bool) -> str:
 
 
 def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
-         callbacks: list[Callable], verbose: bool, n_jobs: Any, executor: Any, timeout: Any,
+         callbacks: list[Callable], verbose: bool, n_jobs: int | None, executor: Any,
+         timeout: float | None,
          strategy: str, max_retries: int, progress_bar: bool,
          catch: tuple[type[BaseException], ...] | None) -> OptimizeResult:
     x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []

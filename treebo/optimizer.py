@@ -407,7 +407,7 @@ local_center_spacing
         sign = -1.0 if self.direction == "maximize" else 1.0
         return OptimizeResult(
             x=best.x if best else None,
-            fun=sign * best.value if best else math.nan,
+            fun=sign * best.value if best is not None and best.value is not None else math.nan,
             x_iters=list(told.x),
             func_vals=told.column(0) if sign > 0 else -told.column(0),
             statuses=list(told.status),

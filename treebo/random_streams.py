@@ -10,7 +10,7 @@ continues each stream where it stopped.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -78,13 +78,14 @@ def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]
     in SQLite can be reproduced even when no seed was given.
     """
     if random_state is None:
-        seed = int(np.random.SeedSequence().entropy)
+        # Without an argument, SeedSequence draws its entropy from the OS as one int.
+        seed = int(cast(int, np.random.SeedSequence().entropy))
         return seed, np.random.default_rng(seed)
     if isinstance(random_state, np.random.RandomState):
         # scikit-learn and scikit-optimize users pass these: draw the run's seed from it.
         random_state = int(random_state.randint(np.iinfo(np.int32).max))
     if (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
-            and random_state >= 0):
+            and int(random_state) >= 0):
         return int(random_state), np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return None, random_state

@@ -19,12 +19,15 @@ import numbers
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .history import OptimizeResult
 from .io import as_result
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["report_html", "write_report"]
 
@@ -189,7 +192,7 @@ def _figures(result: OptimizeResult, max_dimensions: int, dpi: int,
     return out
 
 
-def _figure(fig: Any, alt: str, dpi: int, caption: str) -> str:
+def _figure(fig: Figure, alt: str, dpi: int, caption: str) -> str:
     """The figure as an ``<img>`` with its PNG inside; the figure is closed."""
     import matplotlib.pyplot as plt
 

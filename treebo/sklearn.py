@@ -9,6 +9,7 @@ candidates to evaluate next.
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from collections.abc import Mapping
@@ -95,6 +96,9 @@ scorer_, n_splits_, refit_time_, multimetric_
                                     "n_points": [numbers.Integral], "strategy": [str],
                                     "random_state": "no_validation",
                                     "optimizer_kwargs": [dict, None]}
+
+    # Set by fit (scikit-learn's search, then _merge_stored_rows).
+    cv_results_: dict[str, Any]
 
     def __init__(self, estimator: Any, search_spaces: Mapping[str, Any], *, n_iter: int = 50,
                  surrogate: Any = "bwo", n_initial_points: int = 5, n_points: int = 1,
@@ -189,7 +193,8 @@ scorer_, n_splits_, refit_time_, multimetric_
                 if not complete:
                     raise ValueError(f"the study in {optimizer.storage.name!r} holds n_iter="
                                      f"{self.n_iter} settings and none could be fitted")
-                best = min(complete, key=lambda t: t.value)
+                # A complete trial always has a value.
+                best = min(complete, key=lambda t: math.inf if t.value is None else t.value)
                 stored = [(t, row) for t, row in stored if t is not best]
                 evaluate_candidates([_estimator_params(best.x)])
                 n_evaluated += 1
@@ -318,7 +323,7 @@ def _search_space(search_spaces: Any) -> Space:
                 combined[name] = dim
                 continue
             dim = Space({name: dim}).dimensions[0] if not isinstance(dim, Dimension) else dim
-            condition = {_SPACE_INDEX: i}
+            condition: dict[str, Any] = {_SPACE_INDEX: i}
             for parent, values in (dim.active_if or {}).items():
                 if parent not in space:
                     raise ValueError(f"{where}[{name!r}] is active_if on {parent!r}, which is "

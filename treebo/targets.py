@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -23,7 +24,8 @@ Y_TRANSFORMS = ("auto", "log", "standardize")
 #: Constant-liar strategies: the value a pending point is shown at.
 STRATEGIES = ("cl_min", "cl_mean", "cl_max")
 
-_LIES = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
+_LIES: dict[str, Callable[[np.ndarray], float]] = {
+    "cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
 
 #: Offset of the log transform, as a fraction of the range of the values.
 LOG_OFFSET = 1e-3
@@ -88,7 +90,8 @@ def check_failure_value(failure_value: Any) -> str | float:
         return failure_value
     if (isinstance(failure_value, numbers.Real) and not isinstance(failure_value, bool)
             and math.isfinite(failure_value)):
-        return failure_value
+        # Returned as given (an int stays an int), so that get_params round-trips.
+        return cast(float, failure_value)
     raise ValueError(f"failure_value must be 'worst' or a finite number, got {failure_value!r}")
 
 

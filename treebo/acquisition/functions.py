@@ -10,9 +10,9 @@ and ordered far from the data where EI itself underflows to 0.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import erfcx, log_ndtr, ndtr
 
 __all__ = [
@@ -64,7 +64,7 @@ def _log1mexp(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _prepare(mean: Any, std: Any) -> tuple[np.ndarray, np.ndarray]:
+def _prepare(mean: ArrayLike, std: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     mean = np.asarray(mean, dtype=float)
     std = np.asarray(std, dtype=float)
     if mean.shape != std.shape:
@@ -75,7 +75,8 @@ def _prepare(mean: Any, std: Any) -> tuple[np.ndarray, np.ndarray]:
     return mean, std
 
 
-def log_expected_improvement(mean: Any, std: Any, best: float, xi: float = 0.0) -> np.ndarray:
+def log_expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
+                             xi: float = 0.0) -> np.ndarray:
     """Logarithm of the expected improvement below ``best - xi``.
 
     ``EI = sigma * h(z)`` with ``z = (best - xi - mean) / sigma`` and
@@ -108,7 +109,8 @@ def log_expected_improvement(mean: Any, std: Any, best: float, xi: float = 0.0) 
     return out
 
 
-def expected_improvement(mean: Any, std: Any, best: float, xi: float = 0.0) -> np.ndarray:
+def expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
+                         xi: float = 0.0) -> np.ndarray:
     """Expected improvement ``E[max(best - xi - Y, 0)]`` for ``Y ~ N(mean, std^2)``.
 
     Parameters
@@ -127,7 +129,8 @@ def expected_improvement(mean: Any, std: Any, best: float, xi: float = 0.0) -> n
     return np.exp(log_expected_improvement(mean, std, best, xi))
 
 
-def probability_of_improvement(mean: Any, std: Any, best: float, xi: float = 0.0) -> np.ndarray:
+def probability_of_improvement(mean: ArrayLike, std: ArrayLike, best: float,
+                               xi: float = 0.0) -> np.ndarray:
     """Probability that ``Y < best - xi`` for ``Y ~ N(mean, std^2)``.
 
     Parameters
@@ -143,7 +146,7 @@ def probability_of_improvement(mean: Any, std: Any, best: float, xi: float = 0.0
     return np.exp(_log_pi(mean, std, best, xi))
 
 
-def _log_pi(mean: Any, std: Any, best: float, xi: float) -> np.ndarray:
+def _log_pi(mean: ArrayLike, std: ArrayLike, best: float, xi: float) -> np.ndarray:
     mean, std = _prepare(mean, std)
     gap = best - xi - mean
     out = np.where(gap > 0, 0.0, -np.inf)
@@ -152,7 +155,7 @@ def _log_pi(mean: Any, std: Any, best: float, xi: float) -> np.ndarray:
     return out
 
 
-def lower_confidence_bound(mean: Any, std: Any, kappa: float = 1.96) -> np.ndarray:
+def lower_confidence_bound(mean: ArrayLike, std: ArrayLike, kappa: float = 1.96) -> np.ndarray:
     """Lower confidence bound ``mean - kappa * std`` (smaller is more promising).
 
     Parameters

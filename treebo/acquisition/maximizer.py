@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.optimize import minimize as _scipy_minimize
@@ -20,6 +20,7 @@ from scipy.optimize import minimize as _scipy_minimize
 from .._checks import check_choice
 from ..space import Space
 from ..surrogates import Prediction
+from ..surrogates.base import PredictiveModel
 from .functions import acquisition_score, check_acquisition
 
 __all__ = ["AcquisitionMaximizer"]
@@ -34,6 +35,9 @@ UnseenFilter = Callable[[np.ndarray], np.ndarray]
 
 #: ``score(points)`` gives the acquisition scores of an array of encoded points.
 ScoreFunction = Callable[[np.ndarray], np.ndarray]
+
+# What a caller's fallback gives (an encoded point, or None to propose nothing).
+_Fallback = TypeVar("_Fallback")
 
 
 class AcquisitionMaximizer:
@@ -85,8 +89,9 @@ class AcquisitionMaximizer:
 
     def maximize(self, score: ScoreFunction, pool: np.ndarray, *, space: Space,
                  unseen: UnseenFilter, rng: np.random.Generator,
-                 fallback: Callable[[], np.ndarray], polish: bool = False,
-                 bounds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, str]:
+                 fallback: Callable[[], _Fallback], polish: bool = False,
+                 bounds: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray | _Fallback, str]:
         """The best candidate, or ``fallback()`` when the scores cannot tell.
 
         Parameters
@@ -113,7 +118,8 @@ class AcquisitionMaximizer:
         Returns
         -------
         point : ndarray of shape (n_columns,)
-            Encoded; a row of ``pool`` unless polished or from ``fallback``.
+            Encoded; a row of ``pool`` unless polished, or what ``fallback``
+            returned.
         origin : {"model", "random"}
         """
         if len(pool) == 0:
@@ -132,7 +138,7 @@ class AcquisitionMaximizer:
             chosen = self.polish(score, space, pool, scores, unseen, bounds)
         return chosen, "model"
 
-    def uses_lbfgs(self, model: Any, space: Space) -> bool:
+    def uses_lbfgs(self, model: PredictiveModel, space: Space) -> bool:
         """Whether to polish with L-BFGS-B (``acq_optimizer``) for this model and space."""
         has_real = any(not d.is_discrete for d in space.dimensions)
         if self.acq_optimizer == "sampling" or not has_real:

@@ -18,7 +18,7 @@ import logging
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -96,6 +96,10 @@ class _Codec:
     """
 
     def __init__(self, name: str, distribution: BaseDistribution):
+        if not isinstance(distribution, (CategoricalDistribution, IntDistribution,
+                                         FloatDistribution)):
+            raise ValueError(f"{type(distribution).__name__} is not a float, int or categorical "
+                             "distribution")
         self.distribution = distribution
         self.step: tuple[decimal.Decimal, decimal.Decimal] | None = None
         d = distribution
@@ -108,7 +112,7 @@ class _Codec:
             self.step = (decimal.Decimal(d.low), decimal.Decimal(d.step))
         elif isinstance(d, FloatDistribution) and d.step is None:
             self.dimension = Real(d.low, d.high, log=bool(d.log), name=name)
-        elif isinstance(d, FloatDistribution):
+        else:
             # Decimal on the shortest repr: the grid values are then the ones
             # the user wrote (0.3, not 0.30000000000000004) and n is exact, as
             # Optuna's own adjustment of high to the grid computes it.
@@ -116,9 +120,6 @@ class _Codec:
             self.dimension = Integer(0, int((decimal.Decimal(str(d.high)) - low) // step),
                                      name=name)
             self.step = (low, step)
-        else:
-            raise ValueError(f"{type(d).__name__} is not a float, int or categorical "
-                             "distribution")
 
     def to_treebo(self, value: Any) -> Any:
         """The treebo value of the Optuna (external) ``value``."""
@@ -126,7 +127,9 @@ class _Codec:
         if isinstance(d, CategoricalDistribution):
             return int(d.to_internal_repr(value))
         if self.step is not None:
-            return int(round((float(value) - d.low) / d.step))
+            # The Decimals of the grid convert back to exactly d.low and d.step.
+            low, step = self.step
+            return int(round((float(value) - float(low)) / float(step)))
         if isinstance(d, IntDistribution):
             return int(value)
         return float(value)
@@ -182,7 +185,7 @@ def _observation(trial: FrozenTrial, codecs: Mapping[str, _Codec],
     has every parameter of ``codecs`` with the same distribution.
     """
     step = None
-    if trial.state == TrialState.COMPLETE:
+    if trial.state == TrialState.COMPLETE and trial.value is not None:
         value = sign * trial.value
     elif trial.state == TrialState.PRUNED and trial.intermediate_values:
         step = max(trial.intermediate_values)
@@ -666,4 +669,5 @@ def _check_single_objective(study: Study) -> None:
 
 
 def _fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy)
+    # Without an argument, SeedSequence draws its entropy from the OS as one int.
+    return int(cast(int, np.random.SeedSequence().entropy))

@@ -23,9 +23,12 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_regret", "plot_results", "SURROGATE_COLORS"]
 
@@ -72,7 +75,7 @@ def _band(values: np.ndarray, band: tuple[float, float]) -> tuple[np.ndarray, ..
 def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
                 surrogates: Sequence[str] | None = None, n_calls: int | None = None,
                 band: tuple[float, float] = (25.0, 75.0), axes: Sequence | None = None,
-                title: str | None = None) -> Any:
+                title: str | None = None) -> Figure:
     """Draw the regret panel and the time-per-iteration panel of one problem.
 
     Parameters

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,7 +35,11 @@ from ..inspection import (
     partial_dependence_2d,
 )
 from ..io import as_result
-from ..space import Space
+from ..space import Integer, Real, Space
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_convergence", "plot_objective", "plot_evaluations", "plot_importance"]
 
@@ -58,8 +62,8 @@ def _pyplot() -> Any:
 
 
 def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], *,
-                     labels: Sequence[str] | None = None, ax: Any = None,
-                     true_minimum: float | None = None, yscale: str = "linear") -> Any:
+                     labels: Sequence[str] | None = None, ax: Axes | None = None,
+                     true_minimum: float | None = None, yscale: str = "linear") -> Figure:
     """Best value found so far against the number of evaluations.
 
     Parameters
@@ -114,7 +118,7 @@ def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], 
 def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
                    model: Any = None, n_points: int = 40, n_samples: int = 256,
                    n_points_2d: int = 20, n_samples_2d: int = 128,
-                   random_state: int | None = None, show_points: bool = True) -> Any:
+                   random_state: int | None = None, show_points: bool = True) -> Figure:
     """The partial dependence of the objective, one dimension and every pair.
 
     On the diagonal, the partial dependence on each dimension
@@ -184,7 +188,7 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
 
 
 def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
-                     bins: int = 20) -> Any:
+                     bins: int = 20) -> Figure:
     """Where the evaluations went: a histogram per dimension and a scatter per pair.
 
     Parameters
@@ -240,8 +244,8 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
     return fig
 
 
-def plot_importance(result: Source | Importance, *, ax: Any = None, model: Any = None,
-                    random_state: int | None = None) -> Any:
+def plot_importance(result: Source | Importance, *, ax: Axes | None = None, model: Any = None,
+                    random_state: int | None = None) -> Figure:
     """Main-effect importance of each dimension as horizontal bars, largest on top.
 
     Parameters
@@ -320,7 +324,7 @@ def _matrix(plt: Any, space: Space, indices: list[int], diagonal: Any, pair: Any
 
 def _named_sources(results: Any, labels: Sequence[str] | None) -> list[tuple[str | None, Any]]:
     if isinstance(results, Mapping) and not isinstance(results, OptimizeResult):
-        pairs = [(str(k), v) for k, v in results.items()]
+        pairs: list[tuple[str | None, Any]] = [(str(k), v) for k, v in results.items()]
     else:
         if isinstance(results, (OptimizeResult, str, os.PathLike)):
             results = [results]
@@ -395,7 +399,7 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
         width = int(dim.cardinality)
         counts = np.bincount(shown.astype(int), minlength=width)
         ax.bar(np.arange(width), counts, color="#1f77b4", gid="histogram")
-    else:
+    elif isinstance(dim, (Real, Integer)):
         low, high = (dim.low, dim.high)
         if dim.is_discrete and dim.cardinality <= bins:   # a bar per integer
             edges = np.arange(low - 0.5, high + 1.0)
@@ -404,6 +408,8 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
         else:
             edges = np.linspace(low, high, bins + 1)
         ax.hist(shown, bins=edges, color="#1f77b4", gid="histogram")
+    else:
+        raise TypeError(f"no histogram for a {type(dim).__name__} dimension")
     _set_axis(ax.xaxis, ax.set_xscale, space, j)
 
 

@@ -14,13 +14,17 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..datasets import Example1D, make_1d_example
 from ..surrogates import Surrogate, available_surrogates, make_surrogate
 from ..surrogates.base import Prediction
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_uncertainty_1d", "plot_bwo_ablation", "plot_prediction_1d",
            "bwo_ablation_surrogates", "fit_surrogates_1d"]
@@ -34,7 +38,7 @@ _TITLES = {"gp": "GP", "rf": "RF", "ert": "ERT", "bwo": "BwO forest", "bart": "B
            "csglb": "cSGLB", "cbsglb": "cbSGLB"}
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
@@ -146,8 +150,9 @@ def _with_seed(name: str, random_state: Any, params: dict | None) -> dict:
     return params
 
 
-def plot_prediction_1d(ax: Any, example: Example1D, prediction: Prediction, *,
-                       title: str | None = None, band: float = BAND, legend: bool = False) -> Any:
+def plot_prediction_1d(ax: Axes, example: Example1D, prediction: Prediction, *,
+                       title: str | None = None, band: float = BAND, legend: bool = False
+                       ) -> Axes:
     """Draw one panel: function, predictive mean, mean +- band * std, observations.
 
     Parameters
@@ -191,7 +196,8 @@ def plot_prediction_1d(ax: Any, example: Example1D, prediction: Prediction, *,
     return ax
 
 
-def _grid_figure(n_panels: int, ncols: int, panel_size: tuple[float, float]):
+def _grid_figure(n_panels: int, ncols: int, panel_size: tuple[float, float]
+                 ) -> tuple[Figure, np.ndarray]:
     plt = _pyplot()
     if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
         raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
@@ -205,7 +211,7 @@ def _grid_figure(n_panels: int, ncols: int, panel_size: tuple[float, float]):
     return fig, axes[:n_panels]
 
 
-def _finish(fig: Any, axes: Sequence[Any], title: str) -> None:
+def _finish(fig: Figure, axes: np.ndarray, title: str) -> None:
     """Title, one legend for all panels below them, tight layout."""
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
@@ -217,7 +223,8 @@ def _finish(fig: Any, axes: Sequence[Any], title: str) -> None:
 def plot_uncertainty_1d(example: str | Example1D = "few",
                         surrogates: Sequence[str] | Mapping[str, Surrogate] | None = None, *,
                         random_state: Any = 42, surrogate_params: Mapping[str, dict] | None = None,
-                        ncols: int = 4, panel_size: tuple[float, float] = (3.2, 2.6)) -> Any:
+                        ncols: int = 4, panel_size: tuple[float, float] = (3.2, 2.6)
+                        ) -> Figure:
     """The paper's Figure 1 (or 7, 8): one panel per surrogate, the GP first.
 
     Parameters
@@ -253,7 +260,7 @@ def plot_uncertainty_1d(example: str | Example1D = "few",
 
 def plot_bwo_ablation(example: str | Example1D = "few", *, random_state: Any = 42,
                       n_estimators: int = 100, ncols: int = 4,
-                      panel_size: tuple[float, float] = (3.2, 2.6)) -> Any:
+                      panel_size: tuple[float, float] = (3.2, 2.6)) -> Figure:
     """The paper's Figure 6: which ingredient of BwO does what.
 
     Four forests on the same data: bagging only (B, a random forest), bagging

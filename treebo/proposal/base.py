@@ -25,6 +25,7 @@ from sklearn.base import clone
 from ..acquisition import AcquisitionMaximizer
 from ..space import Space
 from ..surrogates import Prediction, Surrogate
+from ..surrogates.base import PredictiveModel
 from ..targets import transform_targets
 
 __all__ = ["StepData", "Proposal", "Step", "ModelStep"]
@@ -143,7 +144,7 @@ class ModelStep(Step):
         """The target transform of this step's model (default: the surrogate's)."""
         return data.target_kind
 
-    def fit(self, data: StepData, z: np.ndarray) -> Any:
+    def fit(self, data: StepData, z: np.ndarray) -> PredictiveModel:
         """The model this step scores with (default: the surrogate, seeded, on all points)."""
         model = clone(data.surrogate)
         if data.seed is not None:
@@ -155,7 +156,7 @@ class ModelStep(Step):
         return data.pool
 
     def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: Any) -> Prediction:
+               model: PredictiveModel) -> Prediction:
         """The prediction the acquisition scores (default: the model's own)."""
         return prediction
 

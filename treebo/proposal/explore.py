@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from .._checks import check_real
 from ..acquisition.distance import distance_variance
 from ..surrogates import Prediction
+from ..surrogates.base import PredictiveModel
 from .base import ModelStep, StepData
 
 __all__ = ["ExploreStep"]
@@ -43,7 +43,7 @@ class ExploreStep(ModelStep):
         return "standardize"
 
     def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: Any) -> Prediction:
+               model: PredictiveModel) -> Prediction:
         length = self.explore_length * math.sqrt(data.X.shape[1])
         far = distance_variance(candidates, data.X, length=length)
         return Prediction(mean=(1.0 - far) * prediction.mean, variance=prediction.variance + far,

@@ -31,18 +31,21 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from .._checks import check_int
 from ..acquisition import AcquisitionMaximizer
 from ..acquisition.candidates import jump_candidates, sobol_candidates
-from ..space import Space
+from ..space import Dimension, Space
 from ..surrogates import Prediction
 from ..surrogates.gp import GaussianProcessSurrogate
 from ..targets import transform_targets
 from .base import Proposal, Step, StepData
+
+if TYPE_CHECKING:
+    from ..space import Real
 
 __all__ = ["LocalStep"]
 
@@ -116,7 +119,7 @@ class LocalStep(Step):
             score, pool, space=data.space, unseen=data.unseen, rng=data.rng,
             fallback=lambda: None, polish=maximizer.uses_lbfgs(model, data.space),
             bounds=(lower, upper))
-        if origin != "model":
+        if origin != "model" or point is None:
             return None
         return Proposal(point, "model", fit_time, time.perf_counter() - start)
 
@@ -214,9 +217,10 @@ def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
     return np.array(columns, dtype=int)
 
 
-def _spans(dimension: Any) -> bool:
+def _spans(dimension: Dimension) -> bool:
     if not dimension.is_numeric:
         return False
     if dimension.is_discrete:
         return dimension.cardinality >= _MIN_INTEGER_LEVELS
-    return not math.isclose(dimension.low, dimension.high)
+    real = cast("Real", dimension)  # numeric and not discrete
+    return not math.isclose(real.low, real.high)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .._checks import check_auto_or, check_real
 from ..acquisition.distance import distance_variance
 from ..surrogates import Prediction
+from ..surrogates.base import PredictiveModel
 from .base import ModelStep, StepData
 
 __all__ = ["RefineStep"]
@@ -44,7 +43,7 @@ class RefineStep(ModelStep):
         return float(self.distance_variance)
 
     def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: Any) -> Prediction:
+               model: PredictiveModel) -> Prediction:
         weight = self.variance_weight(model.smooth)
         if not weight > 0:
             return prediction

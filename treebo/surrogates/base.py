@@ -19,16 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Hidden, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments",
+__all__ = ["Prediction", "PredictiveModel", "Surrogate", "MixtureMoments", "mixture_moments",
            "threaded_mixture_moments", "RANDOM_STATE", "N_JOBS"]
+
+# What threaded_mixture_moments slices: a list of trees or an array of tree indices.
+_Members = TypeVar("_Members", bound=Sequence[Any] | np.ndarray)
 
 #: Constraint of ``random_state``: what ``numpy.random.default_rng`` accepts
 #: (the rarer seeds are left out of error messages).
@@ -71,6 +75,19 @@ class Prediction:
 
     def __len__(self) -> int:
         return len(self.mean)
+
+
+
+class PredictiveModel(Protocol):
+    """What a proposal step scores candidates with: a fitted :class:`Surrogate`, or a
+    step's own model (e.g. the local step's GP in the incumbent's box)."""
+
+    #: Whether the mean and variance are smooth in x (see :attr:`Surrogate.smooth`).
+    smooth: bool
+
+    def predict_dist(self, X: np.ndarray) -> Prediction:
+        """The predictive distribution at the encoded points ``X``, shape (n_points, n_columns)."""
+        ...
 
 
 class MixtureMoments:
@@ -118,7 +135,8 @@ class MixtureMoments:
         self._sum_sq_dev += delta
         self._sum_var += member_variance
 
-    def add_members(self, member_means: Any, member_variances: Any = None) -> None:
+    def add_members(self, member_means: ArrayLike,
+                    member_variances: ArrayLike | None = None) -> None:
         """Fold in many members at once.
 
         Parameters
@@ -172,7 +190,8 @@ class MixtureMoments:
                           epistemic=epistemic, aleatoric=aleatoric)
 
 
-def mixture_moments(member_means: Any, member_variances: Any = None) -> Prediction:
+def mixture_moments(member_means: ArrayLike,
+                    member_variances: ArrayLike | None = None) -> Prediction:
     """Moments of an equally weighted mixture of Normals, from all members at once.
 
     Shorthand for :meth:`MixtureMoments.add_members` on a new accumulator.
@@ -196,8 +215,8 @@ def mixture_moments(member_means: Any, member_variances: Any = None) -> Predicti
     return moments.result()
 
 
-def threaded_mixture_moments(accumulate: Callable[[Sequence], MixtureMoments],
-                             members: Sequence, n_jobs: int | None) -> Prediction:
+def threaded_mixture_moments(accumulate: Callable[[_Members], MixtureMoments],
+                             members: _Members, n_jobs: int | None) -> Prediction:
     """Mixture moments of ``members``, folded by ``accumulate`` on threads.
 
     Each thread folds one contiguous share of the members (shares as
@@ -290,7 +309,7 @@ class Surrogate(RegressorMixin, BaseEstimator):
         return "random_state" in self.get_params(deep=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> Surrogate:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Surrogate:
         """Fit the surrogate.
 
         Parameters
@@ -302,11 +321,11 @@ class Surrogate(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        self._fit(X, y)
+        X_array, y_array = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        self._fit(X_array, y_array)
         return self
 
-    def predict_dist(self, X: Any) -> Prediction:
+    def predict_dist(self, X: ArrayLike) -> Prediction:
         """Predictive mean and variance, split into epistemic and aleatoric parts.
 
         Parameters
@@ -319,10 +338,20 @@ class Surrogate(RegressorMixin, BaseEstimator):
             Each field of shape (n_points,).
         """
         check_is_fitted(self, "n_features_in_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._predict_dist(X)
+        return self._predict_dist(validate_data(self, X, dtype=np.float64, reset=False))
 
-    def predict(self, X: Any, return_std: bool = False):
+    @overload
+    def predict(self, X: ArrayLike, return_std: Literal[False] = ...) -> np.ndarray: ...
+
+    @overload
+    def predict(self, X: ArrayLike, return_std: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+
+    @overload
+    def predict(self, X: ArrayLike,
+                return_std: bool) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+
+    def predict(self, X: ArrayLike, return_std: bool = False
+                ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Predictive mean, and optionally the total predictive standard deviation.
 
         Parameters

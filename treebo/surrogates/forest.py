@@ -38,8 +38,9 @@ from .base import (
 __all__ = ["RandomForestSurrogate", "ExtraTreesSurrogate", "BwOForestSurrogate"]
 
 
-def _fit_tree(tree, X32: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
-              min_leaf_variance: float):
+def _fit_tree(tree: DecisionTreeRegressor, X32: np.ndarray, y: np.ndarray,
+              weights: np.ndarray | None, min_leaf_variance: float
+              ) -> tuple[DecisionTreeRegressor, np.ndarray, np.ndarray]:
     tree.fit(X32, y, sample_weight=weights, check_input=False)
     # value and impurity are the weighted mean and the weighted population
     # variance of the node's in-bag targets (squared-error criterion).
@@ -113,6 +114,16 @@ class _TreeEnsemble(Surrogate):
     }
 
     _splitter = "random"
+
+    # Set by the subclasses' __init__.
+    n_estimators: int
+    max_features: Any
+    max_depth: int | None
+    min_samples_split: int
+    min_samples_leaf: int
+    min_leaf_variance: float
+    n_jobs: int | None
+    random_state: Any
 
     def _bootstrap_size(self, n_samples: int) -> int | None:
         """Number of draws with replacement per tree, or None for no bootstrap."""

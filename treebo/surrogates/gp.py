@@ -141,7 +141,7 @@ class GaussianProcessSurrogate(Surrogate):
         self._X_train = model.X_train_
         self._L = model.L_
         self._alpha = model.alpha_
-        self._length_scale = None
+        self._length_scale: np.ndarray | None = None
 
     def _fit_subset(self, X: np.ndarray, z: np.ndarray, rng: np.random.Generator) -> None:
         """Hyperparameters from a random subset refined on every point, posterior on every point."""

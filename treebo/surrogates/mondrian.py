@@ -86,8 +86,11 @@ _COMPACT_FRACTION = 0.3
 _HAND_BACK = 1_024
 _BATCH = 10
 
+# Per-node arrays, or one node's scalars.
+_Values = np.ndarray | float
 
-def _sigmoid_diff(a, b):
+
+def _sigmoid_diff(a: _Values, b: _Values) -> np.ndarray:
     """``sigmoid(a) - sigmoid(b)`` for ``a >= b``, without cancellation near 1.
 
     ``a`` may be ``inf``. Uses ``sig(a) - sig(b) = -e^{-b} expm1(b - a) /
@@ -376,7 +379,9 @@ def _truncated_exponential_mean(eta: np.ndarray, span: np.ndarray) -> np.ndarray
     return out
 
 
-def _exact_component(t, tau_parent, tau, mA, vA, mL, vL, sigma_h2, sigma_y2, gamma, lifetime):
+def _exact_component(t: _Values, tau_parent: _Values, tau: _Values, mA: _Values, vA: _Values,
+                     mL: _Values, vL: _Values, sigma_h2: _Values, sigma_y2: _Values,
+                     gamma: _Values, lifetime: float) -> tuple[np.ndarray, np.ndarray]:
     """Predictive (mean, variance) of a new leaf holding ``x``, cut off above node j at time t.
 
     The cut creates a node between ``j``'s parent and ``j``, at time
@@ -447,6 +452,8 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
         fields = {"mean": mean, "second": second}
         leaf_mean, leaf_second = mean, second
     else:
+        if posterior is None:
+            raise ValueError(f"mode {mode!r} needs the posterior of belief propagation")
         # A leaf can cut too, until the lifetime.
         span = np.minimum(np.where(leaf, lifetime, nodes.tau) - tau_parent, _FOREVER)
         gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
@@ -481,7 +488,7 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
     box = np.r_[box, np.full((1, box.shape[1]), np.inf)]
     n_trees = hyper.mu.size
 
-    def extend(values, fill=0):
+    def extend(values: np.ndarray, fill: float = 0) -> np.ndarray:
         return np.r_[values, np.full(1, fill, values.dtype)][order]
 
     return _Arrays(
@@ -498,7 +505,7 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
 
 
 def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.ndarray,
-                      eta: np.ndarray, span: np.ndarray):
+                      eta: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Component (mean about the shift, second moment) of a cut at each point's node.
 
     Leaves out the noise variance ``sigma_y2``, which every component has.

@@ -151,7 +151,8 @@ class NGBoostSurrogate(Surrogate):
         self.random_state = random_state
 
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.model_ = None  # what constant targets, which fit nothing, leave
+        # None is what constant targets, which fit nothing, leave.
+        self.model_: NGBRegressor | None = None
         super()._fit(X, y)
 
     def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
@@ -165,18 +166,19 @@ class NGBoostSurrogate(Surrogate):
         base = DecisionTreeRegressor(criterion="squared_error", max_depth=int(self.max_depth),
                                      min_samples_leaf=int(self.min_samples_leaf),
                                      random_state=tree_seed)
-        self.model_ = NGBRegressor(Dist=_Normal, Score=LogScore, Base=base, natural_gradient=True,
-                                   n_estimators=int(self.n_estimators),
-                                   learning_rate=float(self.learning_rate),
-                                   minibatch_frac=fraction, col_sample=1.0, verbose=False,
-                                   random_state=batch_seed).fit(X, z)
+        model = NGBRegressor(Dist=_Normal, Score=LogScore, Base=base, natural_gradient=True,
+                             n_estimators=int(self.n_estimators),
+                             learning_rate=float(self.learning_rate),
+                             minibatch_frac=fraction, col_sample=1.0, verbose=False,
+                             random_state=batch_seed).fit(X, z)
+        self.model_ = model
         # Per stage and parameter: the leaf values of the tree already scaled
         # by -learning_rate * rho_m, so prediction is a sum of table look-ups.
         step = -float(self.learning_rate)
         self._stages = [
             [(tree.tree_, step * rho * tree.tree_.value[:, 0, 0]) for tree in trees]
-            for trees, rho in zip(self.model_.base_models, self.model_.scalings)]
-        self._theta0 = np.asarray(self.model_.init_params, dtype=np.float64)
+            for trees, rho in zip(model.base_models, model.scalings)]
+        self._theta0 = np.asarray(model.init_params, dtype=np.float64)
 
     def _predict_standardized(self, X: np.ndarray) -> Prediction:
         n = X.shape[0]

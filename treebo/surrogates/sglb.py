@@ -347,6 +347,12 @@ class _CyclicalParams:
         "alpha_min": [Interval(Real, 0, None, closed="neither")],
     }
 
+    # Set by the subclasses' __init__.
+    n_estimators: int
+    cycle_length: int
+    alpha_max: float
+    alpha_min: float
+
     def _check_cycle(self) -> tuple[int, int]:
         n_estimators, cycle = int(self.n_estimators), int(self.cycle_length)
         if cycle > n_estimators:
