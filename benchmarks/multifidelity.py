@@ -27,6 +27,9 @@ Peers:
 ``smac_mf``           SMAC3 ``MultiFidelityFacade`` (random forest, Hyperband,
                       ``eta=3``), deterministic, ask and tell
 
+and, to choose ``model_budget``, ``treebo_mf_highest``: ``treebo_mf`` with
+``model_budget="highest"`` (only with ``--peers``; not one of the goals' peers).
+
 Budget accounting: an evaluation at budget ``b`` costs ``b`` (the problems
 train from scratch). An Optuna trial is charged only the highest budget it
 reached, as if its training continued from one rung to the next (how a
@@ -92,6 +95,15 @@ def run_treebo_mf(problem: MultiFidelityProblem, seed: int, total: float,
     settings = {"call": "treebo.minimize_multifidelity", "eta": ETA,
                 "random_fraction": random_fraction, "surrogate": "bwo"}
     return list(result.budgets), _values(result.func_vals), settings
+
+
+def run_treebo_mf_highest(problem: MultiFidelityProblem, seed: int,
+                          total: float) -> tuple[list, list, dict]:
+    result = minimize_multifidelity(problem, problem.space, problem.min_budget,
+                                    problem.max_budget, total, ETA, random_state=seed,
+                                    model_budget="highest")
+    return list(result.budgets), _values(result.func_vals), {
+        "call": "treebo.minimize_multifidelity", "eta": ETA, "model_budget": "highest"}
 
 
 def run_hyperband_random(problem: MultiFidelityProblem, seed: int,
@@ -180,7 +192,8 @@ def run_smac_mf(problem: MultiFidelityProblem, seed: int,
                              "deterministic": True, "intensifier": "Hyperband"}
 
 
-RUNNERS = {"treebo_mf": run_treebo_mf, "hyperband_random": run_hyperband_random,
+RUNNERS = {"treebo_mf": run_treebo_mf, "treebo_mf_highest": run_treebo_mf_highest,
+           "hyperband_random": run_hyperband_random,
            "treebo_full": run_treebo_full, "optuna_hyperband": run_optuna_hyperband,
            "smac_mf": run_smac_mf}
 
@@ -323,10 +336,21 @@ def best_at(record: dict, fraction: float) -> float | None:
 
 
 def summary(records: list[dict]) -> dict:
-    """problem -> peer -> {"third": median, "all": median, "n": seeds}; and the goals."""
+    """problem -> peer -> {"third": median, "all": median, "n": seeds}; and the goals.
+
+    Only the seeds every peer of :data:`PEERS` has run on a problem count (a grid
+    still running would otherwise compare medians over different seeds); the
+    goals compare the peers of :data:`PEERS` only.
+    """
+    records = [r for r in records if "peer" in r]
+    seeds: dict[str, set] = {}
+    for problem in {r["problem"] for r in records}:
+        per_peer = [{r["seed"] for r in records if r["problem"] == problem
+                     and r["peer"] == peer} for peer in PEERS]
+        seeds[problem] = set.intersection(*per_peer)
     table: dict[str, dict[str, dict]] = {}
     for record in records:
-        if "peer" not in record:
+        if record["seed"] not in seeds[record["problem"]]:
             continue
         cell = table.setdefault(record["problem"], {}).setdefault(
             record["peer"], {"third": [], "all": [], "seeds": []})
@@ -345,8 +369,9 @@ def summary(records: list[dict]) -> dict:
         if "treebo_mf" in row and "treebo_full" in row:
             reach += row["treebo_mf"]["third"] <= row["treebo_full"]["all"]
         if "treebo_mf" in row:
-            best_third += all(row["treebo_mf"]["third"] <= r["third"] for r in row.values())
-            best_all += all(row["treebo_mf"]["all"] <= r["all"] for r in row.values())
+            peers = [r for peer, r in row.items() if peer in PEERS]
+            best_third += all(row["treebo_mf"]["third"] <= r["third"] for r in peers)
+            best_all += all(row["treebo_mf"]["all"] <= r["all"] for r in peers)
     out["goals"] = {"n_problems": len(table),
                     "treebo_mf_at_third_reaches_full_minimize_final": reach,
                     "treebo_mf_best_median_at_third": best_third,
@@ -358,7 +383,7 @@ def format_summary(table: dict) -> str:
     lines = []
     for problem, row in table["problems"].items():
         lines.append(f"{problem}")
-        for peer in PEERS:
+        for peer in [*PEERS, *sorted(set(row) - set(PEERS))]:
             if peer in row:
                 cell = row[peer]
                 lines.append(f"  {peer:<18} 1/3: {_shown(cell['third']):>12}   all: "
@@ -431,7 +456,7 @@ def speedup_summary(records: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", nargs="+", default=sorted(MULTIFIDELITY_PROBLEMS))
-    parser.add_argument("--peers", nargs="+", default=list(PEERS), choices=PEERS)
+    parser.add_argument("--peers", nargs="+", default=list(PEERS), choices=sorted(RUNNERS))
     parser.add_argument("--seeds", nargs="+", default=["0-9"])
     parser.add_argument("--total-budget", type=float, default=TOTAL_BUDGET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/multifidelity"))
