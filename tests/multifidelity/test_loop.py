@@ -163,6 +163,17 @@ def test_two_workers_promote_asynchronously_within_the_budget():
     assert first_promotion < 9
 
 
+def test_an_executor_sets_the_workers_and_the_asynchronous_schedule():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        result = _run(total=4, executor=pool)
+    assert sum(result.budgets) / 9 <= 4 + 1e-12
+    assert result.budgets.index(3) < 9  # promoted before the first rung was full
+    sequential = _run(total=4)
+    assert sequential.budgets[:13] == [1] * 9 + [3] * 3 + [9]
+
+
 _KILLED_RUN = """
 import os, signal, sys
 from treebo import Real, minimize_multifidelity

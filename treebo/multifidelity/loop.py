@@ -50,7 +50,7 @@ _RANDOM_TRIES = 100
 
 def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_budget: float,
                            max_budget: float, total_budget: float, eta: float = 3, *,
-                           surrogate: str | Surrogate = "bwo", n_jobs: int | None = 1,
+                           surrogate: str | Surrogate = "bwo", n_jobs: int | None = None,
                            executor: Any = None, storage: Any = None, random_state: Any = None,
                            model_budget: str = "max", random_fraction: float = 0.2,
                            surrogate_params: dict | None = None,
@@ -91,9 +91,10 @@ def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_bu
         each rung's budget is ``eta`` times the one below.
     surrogate : str or Surrogate, default "bwo"
         The model over (configuration, budget), as for :class:`~treebo.Optimizer`.
-    n_jobs : int, default 1
-        Evaluations in flight at once; ``n_jobs > 1`` (or an ``executor``)
-        runs them in worker processes and promotes asynchronously (ASHA):
+    n_jobs : int, optional
+        Evaluations in flight at once: 1 without an ``executor`` (None), else
+        the executor's number of workers. ``n_jobs > 1`` runs them in worker
+        processes (or the executor) and promotes asynchronously (ASHA):
         a free worker takes the best unpromoted configuration of a rung as
         soon as it is in the best ``1 / eta`` of the values told there, else
         starts a new configuration. ``-1`` means one per CPU.
