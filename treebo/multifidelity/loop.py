@@ -249,8 +249,8 @@ class _Run:
         self.budget_dim = optimizer.space.dimensions[-1]
         budgets = sorted({b for bracket in brackets for b in bracket.budgets})
         self.rung_columns = self.budget_dim.encode(budgets)[:, 0]
-        stored = isinstance(optimizer.storage, InMemoryStorage)
-        self.where = "" if stored else f" in {optimizer.storage.name}"
+        in_memory = isinstance(optimizer.storage, InMemoryStorage)
+        self.where = "" if in_memory else f" in {optimizer.storage.name}"
         self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, catch, self.where)
 
     # -- the points of the augmented space --------------------------------------------
