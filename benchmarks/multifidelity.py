@@ -398,6 +398,23 @@ def format_summary(table: dict) -> str:
     return "\n".join(lines)
 
 
+def format_markdown(table: dict) -> str:
+    """Two markdown tables (at 1/3 and at all of the budget): problems x peers, best in bold."""
+    out = []
+    for name, title in (("third", "one third"), ("all", "all")):
+        out.append(f"Median best full-budget value at {title} of the total budget:\n")
+        out.append("| problem | seeds | " + " | ".join(f"`{p}`" for p in PEERS) + " |")
+        out.append("|---|---|" + "---|" * len(PEERS))
+        for problem, row in table["problems"].items():
+            values = [row[p][name] if p in row else math.inf for p in PEERS]
+            best = min(values)
+            cells = [f"**{_shown(v)}**" if v == best else _shown(v) for v in values]
+            n = min(row[p]["n"] for p in PEERS if p in row)
+            out.append(f"| `{problem}` | {n} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def _shown(value: float) -> str:
     return "none" if math.isinf(value) else f"{value:.5g}"
 
@@ -464,10 +481,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speedup", metavar="PROBLEM",
                         help="time 1 and 2 workers on PROBLEM instead of running the grid")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--markdown", action="store_true",
+                        help="with --summary: print markdown tables for the docs page")
     args = parser.parse_args(argv)
     if args.summary is not None:
         records = load_results(args.summary)
-        print(format_summary(summary(records)))
+        table = summary(records)
+        print(format_markdown(table) if args.markdown else format_summary(table))
         speed = load_results(args.summary / "speedup") if (args.summary / "speedup").exists() \
             else []
         if speed:
