@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "minimize",
+    "minimize_multifidelity",
     "Optimizer",
     "OptimizeResult",
     "Trial",
@@ -37,6 +38,7 @@ __all__ = [
 # `treebo list` never need, so each name is imported on first use (PEP 562).
 _LAZY_NAMES = {
     "minimize": "treebo.loop",
+    "minimize_multifidelity": "treebo.multifidelity",
     "Optimizer": "treebo.optimizer",
     "OptimizeResult": "treebo.history",
     "Trial": "treebo.history",
@@ -57,6 +59,7 @@ if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
     from .history import OptimizeResult, Trial
     from .io import dump, load
     from .loop import minimize
+    from .multifidelity import minimize_multifidelity
     from .optimizer import Optimizer
     from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
     from .surrogates import Prediction, available_surrogates, make_surrogate

@@ -64,14 +64,14 @@ class Branin(Problem):
         return float((x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1.0 - t) * math.cos(x1) + s)
 
 
-_HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_HARTMANN_A = np.array([
+HARTMANN6_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+HARTMANN6_A = np.array([
     [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
     [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
     [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
     [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
 ])
-_HARTMANN_P = 1e-4 * np.array([
+HARTMANN6_P = 1e-4 * np.array([
     [1312, 1696, 5569, 124, 8283, 5886],
     [2329, 4135, 8307, 3736, 1004, 9991],
     [2348, 1451, 3522, 2883, 3047, 6650],
@@ -90,8 +90,8 @@ class Hartmann6(Problem):
 
     def evaluate(self, x: np.ndarray) -> float:
         """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)`` with the standard constants."""
-        inner = np.sum(_HARTMANN_A * (x[None, :] - _HARTMANN_P) ** 2, axis=1)
-        return float(-np.sum(_HARTMANN_ALPHA * np.exp(-inner)))
+        inner = np.sum(HARTMANN6_A * (x[None, :] - HARTMANN6_P) ** 2, axis=1)
+        return float(-np.sum(HARTMANN6_ALPHA * np.exp(-inner)))
 
 
 class Michalewicz(Problem):

@@ -1,0 +1,508 @@
+"""Multi-fidelity benchmark: treebo's ``minimize_multifidelity`` against its peers.
+
+Runs every peer on the multi-fidelity problems of
+:mod:`treebo.problems.multifidelity` for the same total budget (in units of
+the problem's ``max_budget``) and appends one JSON record per run to
+``<out>/<problem>.jsonl`` (:func:`treebo.bench.append_record`); runs whose
+key is already recorded are skipped, so a killed grid resumes where it
+stopped. ``--summary`` prints the goal figures from the records.
+
+    python benchmarks/multifidelity.py --seeds 0-2 --out benchmarks/results/multifidelity
+    python benchmarks/multifidelity.py --summary benchmarks/results/multifidelity
+    python benchmarks/multifidelity.py --speedup mf_mlp_digits --seeds 0-2 \\
+        --out benchmarks/results/multifidelity/speedup
+
+Peers:
+
+``treebo_mf``         ``minimize_multifidelity(problem, space, min_budget, max_budget,
+                      total_budget, eta=3, random_state=seed)``, its defaults
+``hyperband_random``  the same Hyperband schedule with random configurations
+                      (``random_fraction=1``)
+``treebo_full``       ``minimize(problem at max_budget, n_calls=total_budget,
+                      random_state=seed)``: every evaluation at full budget
+``optuna_hyperband``  Optuna ``TPESampler(seed=seed)`` with ``HyperbandPruner(
+                      min_resource=1, max_resource=max_budget / min_budget,
+                      reduction_factor=3)``, ask and tell; a trial reports its
+                      value at every rung budget and stops when pruned
+``smac_mf``           SMAC3 ``MultiFidelityFacade`` (random forest, Hyperband,
+                      ``eta=3``), deterministic, ask and tell
+
+and, to choose ``model_budget``, ``treebo_mf_highest``: ``treebo_mf`` with
+``model_budget="highest"`` (only with ``--peers``; not one of the goals' peers).
+
+Budget accounting: an evaluation at budget ``b`` costs ``b`` (the problems
+train from scratch). An Optuna trial is charged only the highest budget it
+reached, as if its training continued from one rung to the next (how a
+pruned training loop spends), which favours Optuna: its evaluations at the
+lower rungs are free. A run stops before the evaluation that would take it
+past ``total_budget`` (Optuna's last trial may end past it; evaluations past
+the budget are not counted by the summary).
+
+Record fields: ``key``, ``problem``, ``peer``, ``seed``, ``total_budget``,
+``min_budget``, ``max_budget``, ``eta``, per evaluation ``budgets``,
+``values`` (None for a failure), ``spent`` (cumulative, in units of
+``max_budget``) and ``best_full`` (best value so far among evaluations at
+``max_budget``; None before the first), ``n_evaluated``, ``settings``,
+``versions``, ``started``, ``wall_time``, ``message``, ``schema``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treebo import minimize, minimize_multifidelity
+from treebo.bench import append_record, load_results, parse_seeds
+from treebo.bench.records import to_jsonable, versions
+from treebo.problems.multifidelity import (
+    MULTIFIDELITY_PROBLEMS,
+    MultiFidelityProblem,
+    get_multifidelity_problem,
+)
+from treebo.space import Binary, Categorical, Integer, Real
+
+#: Layout version of the records.
+SCHEMA = 1
+
+#: The total budget of every run, in units of max_budget: what full-budget minimize gets
+#: as n_calls.
+TOTAL_BUDGET = 24
+
+ETA = 3
+
+PEERS = ("treebo_mf", "hyperband_random", "treebo_full", "optuna_hyperband", "smac_mf")
+
+
+# -- the peers -----------------------------------------------------------------------------
+def run_treebo_mf(problem: MultiFidelityProblem, seed: int, total: float,
+                  random_fraction: float = 0.2) -> tuple[list, list, dict]:
+    result = minimize_multifidelity(problem, problem.space, problem.min_budget,
+                                    problem.max_budget, total, ETA, random_state=seed,
+                                    random_fraction=random_fraction)
+    settings = {"call": "treebo.minimize_multifidelity", "eta": ETA,
+                "random_fraction": random_fraction, "surrogate": "bwo"}
+    return list(result.budgets), _values(result.func_vals), settings
+
+
+def run_treebo_mf_highest(problem: MultiFidelityProblem, seed: int,
+                          total: float) -> tuple[list, list, dict]:
+    result = minimize_multifidelity(problem, problem.space, problem.min_budget,
+                                    problem.max_budget, total, ETA, random_state=seed,
+                                    model_budget="highest")
+    return list(result.budgets), _values(result.func_vals), {
+        "call": "treebo.minimize_multifidelity", "eta": ETA, "model_budget": "highest"}
+
+
+def run_hyperband_random(problem: MultiFidelityProblem, seed: int,
+                         total: float) -> tuple[list, list, dict]:
+    budgets, values, settings = run_treebo_mf(problem, seed, total, random_fraction=1.0)
+    return budgets, values, {**settings, "surrogate": None}
+
+
+def run_treebo_full(problem: MultiFidelityProblem, seed: int,
+                    total: float) -> tuple[list, list, dict]:
+    n_calls = int(math.floor(total))
+    result = minimize(problem, problem.space, n_calls=n_calls, random_state=seed)
+    return [problem.max_budget] * len(result.func_vals), _values(result.func_vals), {
+        "call": "treebo.minimize", "n_calls": n_calls}
+
+
+def run_optuna_hyperband(problem: MultiFidelityProblem, seed: int,
+                         total: float) -> tuple[list, list, dict]:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    steps = _rung_steps(problem)
+    study = optuna.create_study(
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=steps[-1][0],
+                                              reduction_factor=ETA))
+    distributions = _optuna_distributions(problem)
+    budgets, values, spent, cap = [], [], 0.0, total * problem.max_budget
+    while spent < cap * (1 - 1e-12):
+        trial = study.ask(distributions)
+        x = {name: trial.params[name] for name in problem.space.names}
+        x = _from_library(problem, x)
+        value = None
+        for step, budget in steps:
+            value = _safe(problem, x, budget)
+            trial.report(value if value is not None else 1e300, step)
+            reached = budget
+            if trial.should_prune():
+                study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                break
+        else:
+            study.tell(trial, value if value is not None else None,
+                       state=(optuna.trial.TrialState.COMPLETE if value is not None
+                              else optuna.trial.TrialState.FAIL))
+        budgets.append(reached)
+        values.append(value)
+        spent += reached
+    return budgets, values, {"call": "optuna TPESampler + HyperbandPruner, ask and tell",
+                             "min_resource": 1, "max_resource": steps[-1][0],
+                             "reduction_factor": ETA, "charged": "highest budget reached"}
+
+
+def run_smac_mf(problem: MultiFidelityProblem, seed: int,
+                total: float) -> tuple[list, list, dict]:
+    from smac import MultiFidelityFacade as MF
+    from smac import Scenario
+    from smac.runhistory.dataclasses import TrialValue
+
+    workdir = Path(tempfile.mkdtemp(prefix="treebo-mf-smac-"))
+    budgets, values, spent, cap = [], [], 0.0, total * problem.max_budget
+    integer = isinstance(problem.max_budget, int)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scenario = Scenario(_configspace(problem, seed), deterministic=True,
+                                n_trials=100_000, min_budget=problem.min_budget,
+                                max_budget=problem.max_budget, seed=int(seed),
+                                output_directory=workdir / "smac3_output")
+            smac = MF(scenario, _ask_and_tell_only,
+                      intensifier=MF.get_intensifier(scenario, eta=ETA), overwrite=True,
+                      logging_level=40)
+            while True:
+                info = smac.ask()
+                budget = int(round(info.budget)) if integer else float(info.budget)
+                if spent + budget > cap * (1 + 1e-12):
+                    break
+                x = _from_library(problem, {n: info.config[n] for n in problem.space.names})
+                value = _safe(problem, x, budget)
+                smac.tell(info, TrialValue(cost=value if value is not None else 1e300))
+                budgets.append(budget)
+                values.append(value)
+                spent += budget
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return budgets, values, {"call": "smac.MultiFidelityFacade ask/tell", "eta": ETA,
+                             "deterministic": True, "intensifier": "Hyperband"}
+
+
+RUNNERS = {"treebo_mf": run_treebo_mf, "treebo_mf_highest": run_treebo_mf_highest,
+           "hyperband_random": run_hyperband_random,
+           "treebo_full": run_treebo_full, "optuna_hyperband": run_optuna_hyperband,
+           "smac_mf": run_smac_mf}
+
+
+def _ask_and_tell_only(config: Any, seed: int = 0, budget: float = 0.0) -> float:
+    raise RuntimeError("this SMAC instance is driven by ask and tell")
+
+
+def _values(func_vals: Any) -> list:
+    return [None if not math.isfinite(v) else float(v) for v in np.asarray(func_vals, float)]
+
+
+def _safe(problem: MultiFidelityProblem, x: Any, budget: Any) -> float | None:
+    try:
+        value = float(problem(x, budget))
+    except Exception:  # noqa: BLE001 - a failed evaluation of a peer is recorded as None
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _rung_steps(problem: MultiFidelityProblem) -> list[tuple[int, Any]]:
+    """(Optuna step, budget) per rung: steps count multiples of min_budget."""
+    from treebo.multifidelity import rung_budgets
+
+    integer = isinstance(problem.max_budget, int)
+    return [(int(round(b / problem.min_budget)), b) for b in
+            rung_budgets(problem.min_budget, problem.max_budget, ETA, integer)]
+
+
+def _optuna_distributions(problem: MultiFidelityProblem) -> dict:
+    from optuna.distributions import (
+        CategoricalDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
+
+    out = {}
+    for dim in problem.space.dimensions:
+        if isinstance(dim, Real):
+            out[dim.name] = FloatDistribution(dim.low, dim.high, log=dim.prior == "log-uniform")
+        elif isinstance(dim, Integer):
+            out[dim.name] = IntDistribution(dim.low, dim.high, log=dim.prior == "log-uniform")
+        elif isinstance(dim, (Binary, Categorical)):
+            n = 2 if isinstance(dim, Binary) else len(dim.categories)
+            out[dim.name] = CategoricalDistribution(list(range(n)))
+    return out
+
+
+def _configspace(problem: MultiFidelityProblem, seed: int) -> Any:
+    from ConfigSpace import Categorical as CSCategorical
+    from ConfigSpace import ConfigurationSpace, Float
+    from ConfigSpace import Integer as CSInteger
+
+    cs = ConfigurationSpace(seed=int(seed))
+    for dim in problem.space.dimensions:
+        if isinstance(dim, Real):
+            cs.add(Float(dim.name, (dim.low, dim.high), log=dim.prior == "log-uniform"))
+        elif isinstance(dim, Integer):
+            cs.add(CSInteger(dim.name, (dim.low, dim.high), log=dim.prior == "log-uniform"))
+        else:
+            n = 2 if isinstance(dim, Binary) else len(dim.categories)
+            cs.add(CSCategorical(dim.name, list(range(n))))
+    return cs
+
+
+def _from_library(problem: MultiFidelityProblem, values: dict) -> Any:
+    """A treebo point from a library's name -> value (category indices for categoricals)."""
+    point = []
+    for dim in problem.space.dimensions:
+        v = values[dim.name]
+        if isinstance(dim, Categorical):
+            v = dim.categories[int(v)]
+        elif isinstance(dim, (Integer, Binary)):
+            v = int(v)
+        else:
+            v = float(v)
+        point.append(v)
+    return dict(zip(problem.space.names, point)) if problem.space.to_dict()[
+        "points_are_dicts"] else point
+
+
+# -- records -------------------------------------------------------------------------------
+def run_key(problem: str, peer: str, seed: int, total: float) -> str:
+    return f"{problem}|{peer}|seed={seed}|total_budget={total:g}|eta={ETA}"
+
+
+def build_record(problem: MultiFidelityProblem, peer: str, seed: int, total: float,
+                 budgets: list, values: list, settings: dict, started: str,
+                 wall_time: float) -> dict:
+    spent = np.cumsum(np.asarray(budgets, float)) / float(problem.max_budget)
+    best, best_full = math.inf, []
+    for b, v in zip(budgets, values):
+        if v is not None and b == problem.max_budget:
+            best = min(best, v)
+        best_full.append(None if math.isinf(best) else best)
+    return to_jsonable({
+        "schema": SCHEMA, "key": run_key(problem.name, peer, seed, total),
+        "problem": problem.name, "peer": peer, "seed": int(seed), "total_budget": total,
+        "min_budget": problem.min_budget, "max_budget": problem.max_budget, "eta": ETA,
+        "optimal_value": problem.optimal_value, "budgets": budgets, "values": values,
+        "spent": spent.tolist(), "best_full": best_full, "n_evaluated": len(values),
+        "settings": settings, "versions": versions(), "started": started,
+        "wall_time": wall_time, "message": ""})
+
+
+def run_grid(problems: list[str], peers: list[str], seeds: list[int], total: float,
+             out: Path) -> None:
+    done = set()
+    if out.exists():
+        done = {r.get("key") for r in load_results(out)}
+    for seed in seeds:
+        for name in problems:
+            for peer in peers:
+                key = run_key(name, peer, seed, total)
+                if key in done:
+                    continue
+                problem = get_multifidelity_problem(name)
+                started = datetime.datetime.now(datetime.UTC).isoformat()
+                start = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    budgets, values, settings = RUNNERS[peer](problem, seed, total)
+                wall = time.perf_counter() - start
+                append_record(out, build_record(problem, peer, seed, total, budgets, values,
+                                                settings, started, wall))
+                print(f"{name:<16} {peer:<18} seed {seed}: {len(values)} evaluations, "
+                      f"{wall:.1f} s", flush=True)
+
+
+# -- summary -------------------------------------------------------------------------------
+def best_at(record: dict, fraction: float) -> float | None:
+    """Best full-budget value among the evaluations within ``fraction`` of the total budget."""
+    limit = fraction * record["total_budget"] * (1 + 1e-9)
+    best = None
+    for spent, value in zip(record["spent"], record["best_full"]):
+        if spent > limit:
+            break
+        best = value
+    return best
+
+
+def summary(records: list[dict]) -> dict:
+    """problem -> peer -> {"third": median, "all": median, "n": seeds}; and the goals.
+
+    Only the seeds every peer of :data:`PEERS` has run on a problem count (a grid
+    still running would otherwise compare medians over different seeds); the
+    goals compare the peers of :data:`PEERS` only.
+    """
+    records = [r for r in records if "peer" in r]
+    seeds: dict[str, set] = {}
+    for problem in {r["problem"] for r in records}:
+        per_peer = [{r["seed"] for r in records if r["problem"] == problem
+                     and r["peer"] == peer} for peer in PEERS]
+        seeds[problem] = set.intersection(*per_peer)
+    table: dict[str, dict[str, dict]] = {}
+    for record in records:
+        if record["seed"] not in seeds[record["problem"]]:
+            continue
+        cell = table.setdefault(record["problem"], {}).setdefault(
+            record["peer"], {"third": [], "all": [], "seeds": []})
+        if record["seed"] in cell["seeds"]:
+            continue
+        cell["seeds"].append(record["seed"])
+        for name, fraction in (("third", 1 / 3), ("all", 1.0)):
+            value = best_at(record, fraction)
+            cell[name].append(math.inf if value is None else value)
+    out: dict[str, Any] = {"problems": {}}
+    reach, best_third, best_all = 0, 0, 0
+    for problem, peers in sorted(table.items()):
+        row = {peer: {"third": statistics.median(c["third"]), "all": statistics.median(c["all"]),
+                      "n": len(c["seeds"])} for peer, c in peers.items()}
+        out["problems"][problem] = row
+        if "treebo_mf" in row and "treebo_full" in row:
+            reach += row["treebo_mf"]["third"] <= row["treebo_full"]["all"]
+        if "treebo_mf" in row:
+            peers = [r for peer, r in row.items() if peer in PEERS]
+            best_third += all(row["treebo_mf"]["third"] <= r["third"] for r in peers)
+            best_all += all(row["treebo_mf"]["all"] <= r["all"] for r in peers)
+    out["goals"] = {"n_problems": len(table),
+                    "treebo_mf_at_third_reaches_full_minimize_final": reach,
+                    "treebo_mf_best_median_at_third": best_third,
+                    "treebo_mf_best_median_at_all": best_all}
+    return out
+
+
+def format_summary(table: dict) -> str:
+    lines = []
+    for problem, row in table["problems"].items():
+        lines.append(f"{problem}")
+        for peer in [*PEERS, *sorted(set(row) - set(PEERS))]:
+            if peer in row:
+                cell = row[peer]
+                lines.append(f"  {peer:<18} 1/3: {_shown(cell['third']):>12}   all: "
+                             f"{_shown(cell['all']):>12}   seeds: {cell['n']}")
+    goals = table["goals"]
+    lines.append(f"treebo_mf at 1/3 of the budget reaches full-budget minimize's median final "
+                 f"value on {goals['treebo_mf_at_third_reaches_full_minimize_final']} of "
+                 f"{goals['n_problems']} problems")
+    lines.append(f"treebo_mf has the best median at 1/3 on "
+                 f"{goals['treebo_mf_best_median_at_third']}, at all of the budget on "
+                 f"{goals['treebo_mf_best_median_at_all']} of {goals['n_problems']}")
+    return "\n".join(lines)
+
+
+def format_markdown(table: dict) -> str:
+    """Two markdown tables (at 1/3 and at all of the budget): problems x peers, best in bold."""
+    out = []
+    for name, title in (("third", "one third"), ("all", "all")):
+        out.append(f"Median best full-budget value at {title} of the total budget:\n")
+        out.append("| problem | seeds | " + " | ".join(f"`{p}`" for p in PEERS) + " |")
+        out.append("|---|---|" + "---|" * len(PEERS))
+        for problem, row in table["problems"].items():
+            values = [row[p][name] if p in row else math.inf for p in PEERS]
+            best = min(values)
+            cells = [f"**{_shown(v)}**" if v == best else _shown(v) for v in values]
+            n = min(row[p]["n"] for p in PEERS if p in row)
+            out.append(f"| `{problem}` | {n} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _shown(value: float) -> str:
+    return "none" if math.isinf(value) else f"{value:.5g}"
+
+
+# -- parallel speed-up ---------------------------------------------------------------------
+def run_speedup(name: str, workers: list[int], seeds: list[int], total: float,
+                out: Path) -> None:
+    """Wall time to each best full-budget value, per number of workers (one record each)."""
+    done = {r.get("key") for r in load_results(out)} if out.exists() else set()
+    for seed in seeds:
+        for n in workers:
+            key = f"{name}|workers={n}|seed={seed}|total_budget={total:g}"
+            if key in done:
+                continue
+            problem = get_multifidelity_problem(name)
+            trace: list[tuple[float, float]] = []
+            start = time.perf_counter()
+
+            def record_time(result: Any, trace: list = trace, start: float = start) -> None:
+                trace.append((time.perf_counter() - start, result.fun))
+
+            result = minimize_multifidelity(problem, problem.space, problem.min_budget,
+                                            problem.max_budget, total, ETA, n_jobs=n,
+                                            random_state=seed, callback=record_time)
+            wall = time.perf_counter() - start
+            append_record(out, to_jsonable({
+                "schema": SCHEMA, "key": key, "problem": f"speedup_{name}", "workers": n,
+                "seed": seed, "total_budget": total, "seconds": [t for t, _ in trace],
+                "best_full": [None if math.isnan(f) else f for _, f in trace],
+                "wall_time": wall, "fun": result.fun, "n_evaluated": len(result.func_vals),
+                "cpu_count": os.cpu_count(), "versions": versions()}))
+            print(f"{name} workers {n} seed {seed}: {wall:.1f} s, best {result.fun:.5g}",
+                  flush=True)
+
+
+def speedup_summary(records: list[dict]) -> dict:
+    """Median wall time to reach the 1-worker runs' median final value, per worker count."""
+    finals = [r["fun"] for r in records if r.get("workers") == 1]
+    if not finals:
+        return {}
+    target = statistics.median(finals)
+    out = {"target": target}
+    for n in sorted({r["workers"] for r in records if "workers" in r}):
+        times = []
+        for r in (r for r in records if r.get("workers") == n):
+            hit = [t for t, f in zip(r["seconds"], r["best_full"]) if f is not None
+                   and f <= target]
+            times.append(hit[0] if hit else math.inf)
+        out[str(n)] = {"median_seconds_to_target": statistics.median(times),
+                       "median_wall_time": statistics.median(
+                           r["wall_time"] for r in records if r.get("workers") == n),
+                       "runs": len(times)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problems", nargs="+", default=sorted(MULTIFIDELITY_PROBLEMS))
+    parser.add_argument("--peers", nargs="+", default=list(PEERS), choices=sorted(RUNNERS))
+    parser.add_argument("--seeds", nargs="+", default=["0-9"])
+    parser.add_argument("--total-budget", type=float, default=TOTAL_BUDGET)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/multifidelity"))
+    parser.add_argument("--summary", type=Path, help="print the goal figures of these records")
+    parser.add_argument("--speedup", metavar="PROBLEM",
+                        help="time 1 and 2 workers on PROBLEM instead of running the grid")
+    parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--markdown", action="store_true",
+                        help="with --summary: print markdown tables for the docs page")
+    args = parser.parse_args(argv)
+    if args.summary is not None:
+        records = load_results(args.summary)
+        table = summary(records)
+        print(format_markdown(table) if args.markdown else format_summary(table))
+        speed = load_results(args.summary / "speedup") if (args.summary / "speedup").exists() \
+            else []
+        if speed:
+            print("speed-up:", json.dumps(speedup_summary(speed), indent=1))
+        return 0
+    seeds = parse_seeds(args.seeds)
+    if args.speedup:
+        run_speedup(args.speedup, args.workers, seeds, args.total_budget, args.out)
+        return 0
+    unknown = sorted(set(args.problems) - set(MULTIFIDELITY_PROBLEMS))
+    if unknown:
+        parser.error(f"unknown problems {unknown}; known: {sorted(MULTIFIDELITY_PROBLEMS)}")
+    run_grid(args.problems, args.peers, seeds, args.total_budget, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Multi-fidelity optimization: cheap evaluations at low budgets, a model over every budget.
+
+* :mod:`~treebo.multifidelity.brackets`: Hyperband's brackets and rung budgets;
+* :mod:`~treebo.multifidelity.schedule`: successive halving inside the
+  brackets, synchronous or asynchronous (ASHA);
+* :mod:`~treebo.multifidelity.proposal`: new configurations from one
+  surrogate over (configuration, budget);
+* :mod:`~treebo.multifidelity.loop`: :func:`minimize_multifidelity`, the run.
+"""
+
+from .brackets import Bracket, hyperband_brackets, rung_budgets
+from .loop import BUDGET_NAME, minimize_multifidelity
+from .proposal import MODEL_BUDGETS, ConfigurationModel
+from .schedule import Job, RungSchedule
+
+__all__ = ["minimize_multifidelity", "hyperband_brackets", "rung_budgets", "Bracket",
+           "RungSchedule", "Job", "ConfigurationModel", "MODEL_BUDGETS", "BUDGET_NAME"]

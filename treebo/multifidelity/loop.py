@@ -1,0 +1,390 @@
+"""``minimize_multifidelity``: Hyperband brackets whose new configurations come from a model.
+
+The run is an :class:`~treebo.optimizer.Optimizer` over the *augmented*
+space, the configuration's dimensions plus a log-uniform ``budget``
+dimension, used only as the record of the study: every evaluation is a
+trial at ``(configuration, budget)``, added with ``add_pending`` and told
+with ``tell_trial``, so a stored study keeps every evaluation the moment it
+is told and a resumed run rebuilds its schedule from the trials
+(:class:`~treebo.multifidelity.schedule.RungSchedule`). The schedule decides
+the next job (a promotion, or a new configuration at a bracket's lowest
+budget); a new configuration comes from
+:class:`~treebo.multifidelity.proposal.ConfigurationModel`, or at random.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import math
+import numbers
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_choice, check_real
+from ..failures import FailureWatch, GuardedObjective, check_catch
+from ..history import OptimizeResult, Trial
+from ..loop import MIN_SYSTEMATIC
+from ..optimizer import Optimizer
+from ..parallel import resolve_executor
+from ..space import Integer, Real, Space
+from ..storage import InMemoryStorage
+from ..surrogates import Surrogate, make_surrogate
+from .brackets import hyperband_brackets
+from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
+from .schedule import Job, RungSchedule
+
+__all__ = ["minimize_multifidelity", "BUDGET_NAME"]
+
+#: The name of the budget dimension in the stored (augmented) space; ``"budget_"``
+#: when the configuration space already has a dimension called ``"budget"``.
+BUDGET_NAME = "budget"
+
+#: Draws of a random configuration before a discrete space counts as exhausted.
+_RANDOM_TRIES = 100
+
+
+def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_budget: float,
+                           max_budget: float, total_budget: float, eta: float = 3, *,
+                           surrogate: str | Surrogate = "bwo", n_jobs: int | None = None,
+                           executor: Any = None, storage: Any = None, random_state: Any = None,
+                           model_budget: str = "max", random_fraction: float = 0.2,
+                           surrogate_params: dict | None = None,
+                           catch: type[Exception] | tuple | None = None,
+                           callback: Callable | None = None,
+                           verbose: bool = False) -> OptimizeResult:
+    """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
+
+    Hyperband's brackets (:func:`~treebo.multifidelity.hyperband_brackets`)
+    decide how many configurations start at which budget; successive halving
+    promotes the best ``1 / eta`` of a rung to the next budget; new
+    configurations are proposed by one surrogate fitted on every evaluation
+    with the budget as an input column, scored at ``max_budget``.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(x, budget) -> float``, with ``x`` a point of ``space`` (a list,
+        or a dict for a space given as a dict) and ``budget`` one of the rung
+        budgets: the number of epochs, boosting rounds, the fraction of the
+        data... Lower is better. An exception, ``None``, NaN or infinity is a
+        failed evaluation: recorded, never promoted, and the run goes on
+        (except as ``catch`` says, and as for :func:`~treebo.minimize` the run
+        stops when its first 3 evaluations all raise the same exception type).
+        It must be picklable by cloudpickle to run in worker processes.
+    space : Space, list or dict of dimensions
+        The configurations (without the budget).
+    min_budget, max_budget : int or float
+        ``0 < min_budget <= max_budget``. Two integers give integer budgets
+        (rounded rung budgets); otherwise budgets are floats.
+    total_budget : float
+        The most the run spends, ``> 0``, in units of ``max_budget``: the sum
+        of the budgets of all evaluations never exceeds ``total_budget *
+        max_budget``. The run stops before the first evaluation that would
+        exceed it.
+    eta : float, default 3
+        ``> 1``: a rung keeps the best ``1 / eta`` of its configurations, and
+        each rung's budget is ``eta`` times the one below.
+    surrogate : str or Surrogate, default "bwo"
+        The model over (configuration, budget), as for :class:`~treebo.Optimizer`.
+    n_jobs : int, optional
+        Evaluations in flight at once: 1 without an ``executor`` (None), else
+        the executor's number of workers. ``n_jobs > 1`` runs them in worker
+        processes (or the executor) and promotes asynchronously (ASHA):
+        a free worker takes the best unpromoted configuration of a rung as
+        soon as it is in the best ``1 / eta`` of the values told there, else
+        starts a new configuration. ``-1`` means one per CPU.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where to run the evaluations (see :func:`~treebo.minimize`).
+    storage : str, os.PathLike or Storage, optional
+        Records every evaluation as a trial of the configuration space plus a
+        ``budget`` dimension. If it already holds such a study, the run
+        resumes: told evaluations are kept, evaluations left pending are run
+        again first, and the schedule goes on where it stopped. Resume with
+        the same ``space``, budgets, ``eta``, ``surrogate`` and ``random_state``.
+    random_state : int >= 0 or None
+        Makes the run reproducible (with one worker).
+    model_budget : {"max", "highest"}, default "max"
+        Where the budget column is held when candidates are scored: at
+        ``max_budget``, or at the highest rung budget with at least
+        ``n_columns + 2`` complete evaluations (as BOHB chooses its model).
+    random_fraction : float in [0, 1], default 0.2
+        The share of new configurations drawn at random instead of proposed
+        by the model (they keep the search from trusting a wrong model).
+    surrogate_params : dict, optional
+        Parameters of the surrogate, when it is given by name.
+    catch : exception class or tuple of them, optional
+        As for :func:`~treebo.minimize`.
+    callback : callable, optional
+        Called with the result so far after every evaluation; ``True`` stops
+        the run.
+    verbose : bool, default False
+        Print one line per evaluation.
+
+    Returns
+    -------
+    OptimizeResult
+        ``x`` and ``fun``: the best configuration evaluated at ``max_budget``
+        and its value (None and NaN if none was). ``x_iters``,
+        ``func_vals``, ``budgets``, ``statuses`` and ``errors``: every told
+        evaluation in the order it was started, the same configuration once
+        per budget it reached. ``spent``: the sum of ``budgets`` over
+        ``max_budget``. ``space``, ``n_failed``, ``message``.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, naming it and what is allowed.
+    treebo.failures.ObjectiveError
+        When the first evaluations all fail the same way (see ``catch``).
+    """
+    if not callable(func):
+        raise ValueError(f"func must be callable, got {func!r}")
+    config_space = space if isinstance(space, Space) else Space(space)
+    integer = _check_budgets(min_budget, max_budget)
+    total_budget = check_real(total_budget, "total_budget", strict=True)
+    eta = check_real(eta, "eta", 1.0, strict=True)
+    model_budget = check_choice(model_budget, "model_budget", MODEL_BUDGETS)
+    random_fraction = check_random_fraction(random_fraction)
+    catch = check_catch(catch)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    seed = _check_seed(random_state)
+    resolve_executor(n_jobs, executor, None, dry_run=True)
+    prototype = _surrogate(surrogate, surrogate_params)
+
+    budget_dim, augmented = _augmented_space(config_space, min_budget, max_budget, integer)
+    optimizer = Optimizer(augmented, surrogate=surrogate, surrogate_params=surrogate_params,
+                          n_initial_points=0, random_state=seed, storage=storage,
+                          resume_pending="keep")
+    try:
+        run = _Run(func, optimizer, config_space, budget_dim.name,
+                   hyperband_brackets(min_budget, max_budget, eta, integer), eta,
+                   total_budget * max_budget, max_budget, catch, seed,
+                   ConfigurationModel(config_space, prototype, model_budget=model_budget),
+                   random_fraction, callback, verbose)
+        return run.loop(n_jobs, executor)
+    finally:
+        optimizer.close()
+
+
+def _check_budgets(min_budget: Any, max_budget: Any) -> bool:
+    """Whether the budgets are integers; a ValueError if they are not valid budgets."""
+    for name, value in (("min_budget", min_budget), ("max_budget", max_budget)):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or not math.isfinite(value) or value <= 0):
+            raise ValueError(f"{name} must be a positive finite number (an int for integer "
+                             f"budgets such as epochs), got {value!r}")
+    if min_budget > max_budget:
+        raise ValueError(f"min_budget must be at most max_budget, got min_budget={min_budget!r} "
+                         f"and max_budget={max_budget!r}")
+    return isinstance(min_budget, numbers.Integral) and isinstance(max_budget, numbers.Integral)
+
+
+def _check_seed(random_state: Any) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
+            or random_state < 0):
+        raise ValueError(f"random_state must be a non-negative int or None, got "
+                         f"{random_state!r}")
+    return int(random_state)
+
+
+def _surrogate(surrogate: Any, params: dict | None) -> Surrogate:
+    if isinstance(surrogate, str):
+        return make_surrogate(surrogate, **(params or {}))
+    if isinstance(surrogate, Surrogate):
+        return surrogate
+    raise ValueError("surrogate must be a registered name or a Surrogate instance, got "
+                     f"{surrogate!r}")
+
+
+def _augmented_space(space: Space, min_budget: Any, max_budget: Any,
+                     integer: bool) -> tuple[Real | Integer, Space]:
+    """The budget dimension, and the configuration space with it appended."""
+    name = BUDGET_NAME if BUDGET_NAME not in space.names else BUDGET_NAME + "_"
+    budget = (Integer(int(min_budget), int(max_budget), "log-uniform", name=name) if integer
+              else Real(float(min_budget), float(max_budget), "log-uniform", name=name))
+    if space.to_dict()["points_are_dicts"]:
+        return budget, Space({**dict(zip(space.names, space.dimensions)), name: budget})
+    return budget, Space([*space.dimensions, budget])
+
+
+class _WithBudget:
+    """``func(x, budget)`` as the one-argument callable the failure guard wraps."""
+
+    def __init__(self, func: Callable[[Any, Any], Any]):
+        self.func = func
+
+    def __call__(self, job: tuple[Any, Any]) -> Any:
+        return self.func(*job)
+
+
+class _Run:
+    """One multi-fidelity run: the schedule, the model and the evaluation loop."""
+
+    def __init__(self, func: Callable, optimizer: Optimizer, space: Space, budget_name: str,
+                 brackets: list, eta: float, cap: float, max_budget: Any, catch: Any,
+                 seed: int, model: ConfigurationModel, random_fraction: float,
+                 callback: Callable | None, verbose: bool):
+        self.objective = GuardedObjective(_WithBudget(func), catch)
+        self.optimizer = optimizer
+        self.space = space
+        self.budget_name = budget_name
+        self.brackets = brackets
+        self.eta = eta
+        self.cap = cap
+        self.max_budget = max_budget
+        self.seed = seed
+        self.model = model
+        self.random_fraction = random_fraction
+        self.callback = callback
+        self.verbose = verbose
+        self.dicts = space.to_dict()["points_are_dicts"]
+        self.budget_dim = optimizer.space.dimensions[-1]
+        budgets = sorted({b for bracket in brackets for b in bracket.budgets})
+        self.rung_columns = self.budget_dim.encode(budgets)[:, 0]
+        in_memory = isinstance(optimizer.storage, InMemoryStorage)
+        self.where = "" if in_memory else f" in {optimizer.storage.name}"
+        self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, catch, self.where)
+
+    # -- the points of the augmented space --------------------------------------------
+    def split(self, x: Any) -> tuple[Any, Any]:
+        if self.dicts:
+            config = {k: v for k, v in x.items() if k != self.budget_name}
+            return config, x[self.budget_name]
+        return list(x[:-1]), x[-1]
+
+    def join(self, config: Any, budget: Any) -> Any:
+        return {**config, self.budget_name: budget} if self.dicts else [*config, budget]
+
+    def key(self, config: Any) -> str:
+        return json.dumps(self.space.point_to_json(config))
+
+    # -- the loop ----------------------------------------------------------------------
+    def loop(self, n_jobs: Any, executor: Any) -> OptimizeResult:
+        executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
+        schedule = RungSchedule(self.brackets, self.eta, asynchronous=n_workers > 1)
+        configs: dict[str, Any] = {}
+        todo: list[tuple[Trial, Job]] = []
+        for trial in self.optimizer.trials:  # a resumed study: rebuild the schedule
+            config, budget = self.split(trial.x)
+            key = self.key(config)
+            configs[key] = config
+            job = schedule.record(key, budget)
+            if trial.status == "pending":
+                todo.append((trial, job))
+            else:
+                schedule.tell(job, trial.value if trial.status == "complete" else None)
+        committed = float(sum(self.split(t.x)[1] for t in self.optimizer.trials))
+        in_flight: dict[cf.Future, tuple[Trial, Job, float]] = {}
+        message = None
+        try:
+            while True:
+                while len(in_flight) < n_workers and message is None:
+                    if todo:
+                        trial, job = todo.pop(0)
+                    else:
+                        job = schedule.next_job()
+                        if job is None:
+                            break
+                        if committed + float(job.budget) > self.cap * (1 + 1e-12):
+                            if not in_flight:
+                                message = "spent the total budget"
+                            break
+                        if job.key is None:
+                            config = self.new_configuration(configs)
+                            if config is None:
+                                message = "every configuration of the space was evaluated"
+                                break
+                            job.key = self.key(config)
+                            configs[job.key] = config
+                        trial = self.optimizer.add_pending(self.join(configs[job.key],
+                                                                     job.budget))
+                        schedule.record(job.key, job.budget)
+                        committed += float(job.budget)
+                    future = executor.submit(self.objective, (configs[job.key], job.budget))
+                    in_flight[future] = (trial, job, time.perf_counter())
+                if not in_flight:
+                    break
+                done, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: in_flight[f][0].number):
+                    trial, job, started = in_flight.pop(future)
+                    stop = self.tell(future, trial, job, schedule, time.perf_counter() - started)
+                    message = message or stop
+                if message is not None and message.startswith("stopped"):
+                    break
+        except KeyboardInterrupt:
+            self.optimizer.mark_interrupted([t for t, _, _ in in_flight.values()])
+            raise
+        finally:
+            if owned:
+                for future in in_flight:
+                    future.cancel()
+        self.watch.raise_if_stopped()
+        result = self.result()
+        result.message = message or "spent the total budget"
+        return result
+
+    def tell(self, future: cf.Future, trial: Trial, job: Job, schedule: RungSchedule,
+             seconds: float) -> str | None:
+        try:
+            value = future.result()
+        except Exception as error:  # noqa: BLE001 - a lost worker fails the trial, not the run
+            self.optimizer.tell_trial(trial, None, error=f"{type(error).__name__}: {error}",
+                                      eval_time=seconds)
+        else:
+            self.watch.tell_trial(trial, value, eval_time=seconds)
+        schedule.tell(job, trial.value if trial.status == "complete" else None)
+        stop = self.watch.check(trial)
+        result = self.result() if (self.verbose or self.callback is not None) else None
+        if self.verbose:
+            shown = f"{trial.value:.6g}" if trial.status == "complete" else "failed"
+            print(f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
+                  f"best at max budget = {result.fun:.6g}", file=sys.stdout, flush=True)
+        if stop is None and self.callback is not None and self.callback(result):
+            stop = f"stopped by the callback after trial {trial.number}"
+        return stop
+
+    def new_configuration(self, configs: dict[str, Any]) -> Any:
+        """A configuration not evaluated yet, from the model or at random; None if none is left."""
+        rng = np.random.default_rng([self.seed, len(self.optimizer.trials)])
+        X, values, complete = (self.optimizer.history.training_data()
+                               if self.optimizer.history.n_complete() else (None, None, None))
+        if (X is not None and complete.sum() >= self.model.n_min
+                and rng.random() >= self.random_fraction):
+            ranked, _, _ = self.model.rank(X[:, :-1], values, X[:, -1], self.rung_columns, rng)
+            for config in self.space.decode(ranked[:256]):
+                if self.key(config) not in configs:
+                    return config
+        for _ in range(_RANDOM_TRIES):
+            config = self.space.decode(self.space.sample_encoded(1, rng))[0]
+            if self.key(config) not in configs:
+                return config
+        return None
+
+    def result(self) -> OptimizeResult:
+        told = [t for t in self.optimizer.trials if t.status != "pending"]
+        points = [self.split(t.x) for t in told]
+        values = np.array([t.value if t.status == "complete" else math.nan for t in told])
+        budgets = [b for _, b in points]
+        at_max = [i for i, (t, b) in enumerate(zip(told, budgets))
+                  if t.status == "complete" and b == self.max_budget]
+        best = min(at_max, key=lambda i: values[i]) if at_max else None
+        return OptimizeResult(
+            x=points[best][0] if best is not None else None,
+            fun=float(values[best]) if best is not None else math.nan,
+            x_iters=[c for c, _ in points], func_vals=values, budgets=budgets,
+            statuses=[t.status for t in told], errors=[t.error for t in told],
+            eval_time=np.array([t.eval_time if t.eval_time is not None else math.nan
+                                for t in told]),
+            spent=float(sum(budgets)) / float(self.max_budget), space=self.space,
+            n_failed=sum(t.status == "failed" for t in told),
+            surrogate=self.optimizer.surrogate_name, direction="minimize", message="")
+
+
