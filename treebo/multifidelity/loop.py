@@ -34,6 +34,7 @@ from ..parallel import resolve_executor
 from ..space import Integer, Real, Space
 from ..storage import InMemoryStorage
 from ..surrogates import Surrogate, make_surrogate
+from ..targets import training_values
 from .brackets import hyperband_brackets
 from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
 from .schedule import Job, RungSchedule
@@ -162,6 +163,7 @@ def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_bu
                           n_initial_points=0, random_state=seed, storage=storage,
                           resume_pending="keep")
     try:
+        assert budget_dim.name is not None  # named by _augmented_space
         run = _Run(func, optimizer, config_space, budget_dim.name,
                    hyperband_brackets(min_budget, max_budget, eta, integer), eta,
                    total_budget * max_budget, max_budget, catch, seed,
@@ -290,9 +292,10 @@ class _Run:
                     if todo:
                         trial, job = todo.pop(0)
                     else:
-                        job = schedule.next_job()
-                        if job is None:
+                        next_job = schedule.next_job()
+                        if next_job is None:
                             break
+                        job = next_job
                         if committed + float(job.budget) > self.cap * (1 + 1e-12):
                             if not in_flight:
                                 message = "spent the total budget"
@@ -308,6 +311,7 @@ class _Run:
                                                                      job.budget))
                         schedule.record(job.key, job.budget)
                         committed += float(job.budget)
+                    assert job.key is not None  # a promotion's key, or the new one above
                     future = executor.submit(self.objective, (configs[job.key], job.budget))
                     in_flight[future] = (trial, job, time.perf_counter())
                 if not in_flight:
@@ -343,21 +347,22 @@ class _Run:
         schedule.tell(job, trial.value if trial.status == "complete" else None)
         stop = self.watch.check(trial)
         result = self.result() if (self.verbose or self.callback is not None) else None
-        if self.verbose:
+        if self.verbose and result is not None:
             shown = f"{trial.value:.6g}" if trial.status == "complete" else "failed"
             print(f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
                   f"best at max budget = {result.fun:.6g}", file=sys.stdout, flush=True)
-        if stop is None and self.callback is not None and self.callback(result):
+        if stop is None and self.callback is not None and result is not None \
+                and self.callback(result):
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
 
     def new_configuration(self, configs: dict[str, Any]) -> Any:
         """A configuration not evaluated yet, from the model or at random; None if none is left."""
         rng = np.random.default_rng([self.seed, len(self.optimizer.trials)])
-        X, values, complete = (self.optimizer.history.training_data()
-                               if self.optimizer.history.n_complete() else (None, None, None))
-        if (X is not None and complete.sum() >= self.model.n_min
-                and rng.random() >= self.random_fraction):
+        X, y, _ = self.optimizer.history.observations()
+        complete = np.isfinite(y)
+        if (complete.sum() >= self.model.n_min and rng.random() >= self.random_fraction):
+            values = training_values(y)
             ranked, _, _ = self.model.rank(X[:, :-1], values, X[:, -1], self.rung_columns, rng)
             for config in self.space.decode(ranked[:256]):
                 if self.key(config) not in configs:
