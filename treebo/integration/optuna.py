@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import decimal
 import hashlib
+import inspect
 import json
 import logging
 import math
@@ -61,12 +62,11 @@ _CHUNK = 2000
 # a second, so more than one retry is already unlikely.
 _MAX_RETRIES = 3
 
-# Settings of the proposal pipeline that optimizer_kwargs may set (the others
-# are arguments of the sampler itself).
-_PIPELINE_KWARGS = ("acq_optimizer", "local_search", "n_local_candidates", "n_jump_candidates",
-                    "n_local_centers", "local_center_spacing", "distance_variance",
-                    "explore_every", "explore_length", "jump_every", "jump_distance",
-                    "local_steps")
+# Settings of the proposal pipeline that optimizer_kwargs may set: those of
+# ProposalPipeline.from_settings but the ones that are arguments of the sampler.
+_PIPELINE_KWARGS = tuple(
+    name for name in inspect.signature(ProposalPipeline.from_settings).parameters
+    if name not in ("acquisition", "acquisition_params", "n_candidates"))
 
 # The dimension that holds a trial's budget (its last reported step, plus one)
 # when the study has pruned trials.
