@@ -23,16 +23,13 @@ import numpy as np
 from sklearn.base import clone
 
 from ..acquisition import AcquisitionMaximizer
+from ..acquisition.maximizer import UnseenFilter
 from ..space import Space
 from ..surrogates import Prediction, Surrogate
 from ..surrogates.base import PredictiveModel
 from ..targets import transform_targets
 
 __all__ = ["StepData", "Proposal", "Step", "ModelStep"]
-
-#: ``unseen(X)`` keeps the rows of ``X`` that are distinct and neither evaluated nor pending.
-UnseenFilter = Callable[[np.ndarray], np.ndarray]
-
 
 @dataclass
 class StepData:
