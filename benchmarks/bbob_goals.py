@@ -75,8 +75,9 @@ def _functions_text(functions: Sequence[int]) -> str:
     return ", ".join(f"f{a}" if a == b else f"f{a}-f{b}" for a, b in parts) or "none"
 
 
-def final_precisions(records: Iterable[dict], budget_per_dim: int = 20
-                     ) -> dict[tuple[int, int, str], dict[tuple[int, int], float]]:
+def final_precisions(
+    records: Iterable[dict], budget_per_dim: int = 20
+) -> dict[tuple[int, int, str], dict[tuple[int, int], float]]:
     """Final log10 precision of every run that reached its budget.
 
     Parameters
@@ -103,8 +104,9 @@ def final_precisions(records: Iterable[dict], budget_per_dim: int = 20
     out: dict[tuple[int, int, str], dict[tuple[int, int], float]] = {}
     by_budget: dict[int, list[dict]] = {}
     for record in chosen:
-        by_budget.setdefault(budget_per_dim * parse_bbob_name(record["problem"])[1],
-                             []).append(record)
+        by_budget.setdefault(budget_per_dim * parse_bbob_name(record["problem"])[1], []).append(
+            record
+        )
     for budget, group in by_budget.items():
         for curves in regret_curves(group, n_calls=budget):
             function, dim, instance = parse_bbob_name(curves.problem)
@@ -115,9 +117,12 @@ def final_precisions(records: Iterable[dict], budget_per_dim: int = 20
     return out
 
 
-def goal_table(records: Iterable[dict], budget_per_dim: int = 20,
-               instances: Sequence[int] = BBOB_PROTOCOL["instances"],
-               seeds: Sequence[int] = BBOB_PROTOCOL["seeds"]) -> dict[int, dict[int, dict]]:
+def goal_table(
+    records: Iterable[dict],
+    budget_per_dim: int = 20,
+    instances: Sequence[int] = BBOB_PROTOCOL["instances"],
+    seeds: Sequence[int] = BBOB_PROTOCOL["seeds"],
+) -> dict[int, dict[int, dict]]:
     """Per dimension and function, each method's median final precision over the protocol's runs.
 
     Returns
@@ -135,7 +140,8 @@ def goal_table(records: Iterable[dict], budget_per_dim: int = 20,
         if not values:
             continue
         row = table.setdefault(dim, {}).setdefault(
-            function, {"median": {}, "n_runs": {}, "complete": {}})
+            function, {"median": {}, "n_runs": {}, "complete": {}}
+        )
         row["median"][method] = float(np.median(values))
         row["n_runs"][method] = len(values)
         row["complete"][method] = wanted <= set(runs)
@@ -148,8 +154,9 @@ def _status(met: int, open_: int, needed: int) -> str:
     return "not met" if met + open_ < needed else "not decided yet"
 
 
-def verdicts(table: dict[int, dict[int, dict]],
-             functions: Sequence[int] = BBOB_PROTOCOL["functions"]) -> dict[int, dict]:
+def verdicts(
+    table: dict[int, dict[int, dict]], functions: Sequence[int] = BBOB_PROTOCOL["functions"]
+) -> dict[int, dict]:
     """Per dimension: on which functions each goal holds, fails, or cannot be judged yet.
 
     Parameters
@@ -170,10 +177,20 @@ def verdicts(table: dict[int, dict[int, dict]],
     """
     out: dict[int, dict] = {}
     for dim, rows in sorted(table.items()):
-        goals = {"best": {"met": [], "failed": [], "open": [],
-                          "needed": math.ceil(BEST_SHARE * len(functions) - 1e-9)},
-                 "gp": {"met": [], "failed": [], "open": [],
-                        "needed": math.ceil(GP_SHARE * len(functions) - 1e-9)}}
+        goals = {
+            "best": {
+                "met": [],
+                "failed": [],
+                "open": [],
+                "needed": math.ceil(BEST_SHARE * len(functions) - 1e-9),
+            },
+            "gp": {
+                "met": [],
+                "failed": [],
+                "open": [],
+                "needed": math.ceil(GP_SHARE * len(functions) - 1e-9),
+            },
+        }
         for function in functions:
             row = rows.get(function, {"median": {}, "complete": {}})
             med, done = row["median"], row["complete"]
@@ -198,8 +215,11 @@ def verdicts(table: dict[int, dict[int, dict]],
     return out
 
 
-def sphere_verdict(records: Iterable[dict], instances: Sequence[int] = BBOB_PROTOCOL["instances"],
-                   seeds: Sequence[int] = BBOB_PROTOCOL["seeds"]) -> dict:
+def sphere_verdict(
+    records: Iterable[dict],
+    instances: Sequence[int] = BBOB_PROTOCOL["instances"],
+    seeds: Sequence[int] = BBOB_PROTOCOL["seeds"],
+) -> dict:
     """The 10-D sphere goal: ``f_best - f_opt <= 1e-3`` after 200 evaluations on every run.
 
     Returns
@@ -211,8 +231,9 @@ def sphere_verdict(records: Iterable[dict], instances: Sequence[int] = BBOB_PROT
         others are missing.
     """
     per_dim = SPHERE["n_evaluations"] / SPHERE["dim"]
-    runs = final_precisions(records, int(per_dim)).get((SPHERE["dim"], SPHERE["function"],
-                                                        METHOD), {})
+    runs = final_precisions(records, int(per_dim)).get(
+        (SPHERE["dim"], SPHERE["function"], METHOD), {}
+    )
     target = math.log10(SPHERE["precision"])
     precision = {f"i{i} s{s}": runs[(i, s)] for i in instances for s in seeds if (i, s) in runs}
     missing = [f"i{i} s{s}" for i in instances for s in seeds if (i, s) not in runs]
@@ -229,8 +250,7 @@ def format_table(rows: dict[int, dict], n_runs: int) -> str:
     A cell with fewer than ``n_runs`` runs shows the count, e.g. ``-1.20 (2 runs)``.
     """
     methods = method_order(m for row in rows.values() for m in row["median"])
-    lines = ["| function | " + " | ".join(methods) + " |",
-             "|---|" + "---:|" * len(methods)]
+    lines = ["| function | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]
     for function, row in sorted(rows.items()):
         lowest = min(row["median"].values())
         cells = []
@@ -243,30 +263,36 @@ def format_table(rows: dict[int, dict], n_runs: int) -> str:
             if not row["complete"][m]:
                 text += f" ({row['n_runs'][m]} of {n_runs} runs)"
             cells.append(text)
-        lines.append(f"| f{function:02d} {BBOB_FUNCTIONS[function]} | " + " | ".join(cells)
-                     + " |")
+        lines.append(f"| f{function:02d} {BBOB_FUNCTIONS[function]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def format_verdicts(goals: dict[int, dict], sphere: dict | None = None) -> str:
     """The goals' verdicts as Markdown bullet points, one per dimension and goal."""
     lines = []
-    names = {"best": f"{METHOD} lowest of ({', '.join(BEST_OF)})",
-             "gp": f"{METHOD} within {GP_DECADES:g} decade of {GP}"}
+    names = {
+        "best": f"{METHOD} lowest of ({', '.join(BEST_OF)})",
+        "gp": f"{METHOD} within {GP_DECADES:g} decade of {GP}",
+    }
     for dim, by_goal in sorted(goals.items()):
         for key, goal in by_goal.items():
-            listed = [f"{len(goal[k])} ({_functions_text(goal[k])})"
-                      for k in ("met", "failed", "open")]
-            lines.append(f"- {dim}-D, {names[key]}: on {listed[0]}, not on {listed[1]}, not "
-                         f"judged yet on {listed[2]}; needed on {goal['needed']}: "
-                         f"**{goal['status']}**")
+            listed = [
+                f"{len(goal[k])} ({_functions_text(goal[k])})" for k in ("met", "failed", "open")
+            ]
+            lines.append(
+                f"- {dim}-D, {names[key]}: on {listed[0]}, not on {listed[1]}, not "
+                f"judged yet on {listed[2]}; needed on {goal['needed']}: "
+                f"**{goal['status']}**"
+            )
     if sphere is not None:
         shown = ", ".join(f"{k}: {v:.2f}" for k, v in sphere["precision"].items()) or "no runs"
         missing = f"; missing {', '.join(sphere['missing'])}" if sphere["missing"] else ""
-        lines.append(f"- {SPHERE['dim']}-D sphere f1 after {SPHERE['n_evaluations']} "
-                     f"evaluations, {METHOD}'s log10 precision ≤ "
-                     f"{math.log10(SPHERE['precision']):.0f} on every run ({shown}{missing}): "
-                     f"**{sphere['status']}**")
+        lines.append(
+            f"- {SPHERE['dim']}-D sphere f1 after {SPHERE['n_evaluations']} "
+            f"evaluations, {METHOD}'s log10 precision ≤ "
+            f"{math.log10(SPHERE['precision']):.0f} on every run ({shown}{missing}): "
+            f"**{sphere['status']}**"
+        )
     return "\n".join(lines)
 
 
@@ -278,15 +304,21 @@ def plot_heatmap(table: dict[int, dict[int, dict]], path: str | Path) -> None:
     method with runs missing.
     """
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     dims = sorted(table)
-    methods = method_order(m for rows in table.values() for row in rows.values()
-                           for m in row["median"])
+    methods = method_order(
+        m for rows in table.values() for row in rows.values() for m in row["median"]
+    )
     functions = sorted({f for rows in table.values() for f in rows})
-    fig, axes = plt.subplots(1, len(dims), figsize=(0.1 + (0.65 * len(methods) + 1.2) * len(dims),
-                                                    0.3 * len(functions) + 2.0), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(dims),
+        figsize=(0.1 + (0.65 * len(methods) + 1.2) * len(dims), 0.3 * len(functions) + 2.0),
+        squeeze=False,
+    )
     image = None
     for ax, dim in zip(axes[0], dims):
         gaps = np.full((len(functions), len(methods)), np.nan)
@@ -299,24 +331,33 @@ def plot_heatmap(table: dict[int, dict[int, dict]], path: str | Path) -> None:
                 if m in row["median"]:
                     gaps[i, j] = row["median"][m] - lowest
                     mark = "" if row["complete"][m] else "*"
-                    ax.text(j, i, f"{row['median'][m]:.1f}{mark}", ha="center", va="center",
-                            fontsize=6)
+                    ax.text(
+                        j, i, f"{row['median'][m]:.1f}{mark}", ha="center", va="center", fontsize=6
+                    )
         image = ax.imshow(gaps, cmap="YlOrRd", vmin=0.0, vmax=4.0, aspect="auto")
         ax.set_xticks(range(len(methods)), methods, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(functions)), [f"f{f}" for f in functions], fontsize=7)
         ax.set_title(f"{dim}-D", fontsize=9, pad=4)
     if image is not None:
         fig.colorbar(image, ax=axes[0].tolist(), label="decades behind the best median")
-    fig.suptitle("bbob: median final log10(f_best - f_opt) per function (annotated); colour: "
-                 "decades behind the row's best; * runs missing", fontsize=8, y=0.95)
+    fig.suptitle(
+        "bbob: median final log10(f_best - f_opt) per function (annotated); colour: "
+        "decades behind the row's best; * runs missing",
+        fontsize=8,
+        y=0.95,
+    )
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
-def ecdf(records: Iterable[dict], dim: int, budget_per_dim: int = 20,
-         instances: Sequence[int] = BBOB_PROTOCOL["instances"],
-         seeds: Sequence[int] = BBOB_PROTOCOL["seeds"],
-         targets: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def ecdf(
+    records: Iterable[dict],
+    dim: int,
+    budget_per_dim: int = 20,
+    instances: Sequence[int] = BBOB_PROTOCOL["instances"],
+    seeds: Sequence[int] = BBOB_PROTOCOL["seeds"],
+    targets: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
     """COCO-style runtime ECDF: share of (run, target) pairs reached within each budget.
 
     Parameters
@@ -338,12 +379,17 @@ def ecdf(records: Iterable[dict], dim: int, budget_per_dim: int = 20,
     targets = np.logspace(2, -8, 51) if targets is None else np.asarray(targets)
     budget = budget_per_dim * dim
     wanted = {(int(i), int(s)) for i in instances for s in seeds}
-    selected = [r for r in records if is_bbob_name(r["problem"])
-                and parse_bbob_name(r["problem"])[1] == dim
-                and r.get("preset", "default") == "default" and r["n_evaluated"] >= budget
-                and r.get("regret") is not None]
+    selected = [
+        r
+        for r in records
+        if is_bbob_name(r["problem"])
+        and parse_bbob_name(r["problem"])[1] == dim
+        and r.get("preset", "default") == "default"
+        and r["n_evaluated"] >= budget
+        and r.get("regret") is not None
+    ]
     hits: dict[str, list[np.ndarray]] = {}
-    for curves in (regret_curves(selected, n_calls=budget) if selected else []):
+    for curves in regret_curves(selected, n_calls=budget) if selected else []:
         instance = parse_bbob_name(curves.problem)[2]
         # Column 0 is the best of the initial design; before it nothing is reached.
         n0 = curves.n_initial
@@ -359,19 +405,26 @@ def ecdf(records: Iterable[dict], dim: int, budget_per_dim: int = 20,
 def plot_ecdf(records: list[dict], path: str | Path, dims: Sequence[int] | None = None) -> None:
     """One panel per dimension: the runtime ECDF of every method (:func:`ecdf`)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    dims = sorted(dims or {parse_bbob_name(r["problem"])[1] for r in records
-                           if is_bbob_name(r["problem"])})
-    fig, axes = plt.subplots(1, len(dims), figsize=(4.0 * len(dims), 3.4), squeeze=False,
-                             sharey=True)
+    dims = sorted(
+        dims or {parse_bbob_name(r["problem"])[1] for r in records if is_bbob_name(r["problem"])}
+    )
+    fig, axes = plt.subplots(
+        1, len(dims), figsize=(4.0 * len(dims), 3.4), squeeze=False, sharey=True
+    )
     for ax, dim in zip(axes[0], dims):
         curves = ecdf(records, dim)
         for method in method_order(curves):
             share, n_runs = curves[method]
-            ax.plot(np.arange(1, len(share) + 1) / dim, share, label=f"{method} ({n_runs} runs)",
-                    lw=2.0 if method == METHOD else 1.2)
+            ax.plot(
+                np.arange(1, len(share) + 1) / dim,
+                share,
+                label=f"{method} ({n_runs} runs)",
+                lw=2.0 if method == METHOD else 1.2,
+            )
         ax.set_title(f"{dim}-D", fontsize=9)
         ax.set_xlabel("evaluations / dimension")
         ax.set_ylim(0, 1)
@@ -389,8 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(DEFAULT_RESULTS))
     parser.add_argument("--budget-per-dim", type=int, default=20)
     parser.add_argument("--dims", nargs="+", help="dimensions to show (default: all recorded)")
-    parser.add_argument("--functions", nargs="+",
-                        help="functions the goals count over (default: 1-24)")
+    parser.add_argument(
+        "--functions", nargs="+", help="functions the goals count over (default: 1-24)"
+    )
     parser.add_argument("--instances", nargs="+", default=["1-3"])
     parser.add_argument("--seeds", nargs="+", default=[str(s) for s in BBOB_PROTOCOL["seeds"]])
     parser.add_argument("--out", help="write tables and verdicts as JSON here")
@@ -399,30 +453,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     instances = parse_int_ranges(args.instances, "--instances")
     seeds = parse_int_ranges(args.seeds, "--seeds")
-    functions = (parse_int_ranges(args.functions, "--functions") if args.functions
-                 else list(BBOB_PROTOCOL["functions"]))
+    functions = (
+        parse_int_ranges(args.functions, "--functions")
+        if args.functions
+        else list(BBOB_PROTOCOL["functions"])
+    )
     records = load_results(args.results) if Path(args.results).exists() else []
     table = goal_table(records, args.budget_per_dim, instances, seeds)
     if args.dims:
         keep = set(parse_int_ranges(args.dims, "--dims"))
         table = {d: rows for d, rows in table.items() if d in keep}
     if not table:
-        print(f"no bbob runs with {args.budget_per_dim} evaluations per dimension in "
-              f"{args.results}")
+        print(
+            f"no bbob runs with {args.budget_per_dim} evaluations per dimension in {args.results}"
+        )
         return 1
     n_runs = len(instances) * len(seeds)
     for dim, rows in sorted(table.items()):
-        print(f"\n{dim}-D, {args.budget_per_dim * dim} evaluations: median final "
-              f"log10(f_best - f_opt) over instances {instances}, seeds {seeds}\n")
+        print(
+            f"\n{dim}-D, {args.budget_per_dim * dim} evaluations: median final "
+            f"log10(f_best - f_opt) over instances {instances}, seeds {seeds}\n"
+        )
         print(format_table(rows, n_runs))
     goals = verdicts(table, functions)
     sphere = sphere_verdict(records, instances, seeds) if args.budget_per_dim == 20 else None
     print("\n" + format_verdicts(goals, sphere))
     if args.out:
         with open(args.out, "w") as handle:
-            json.dump({"budget_per_dim": args.budget_per_dim, "instances": instances,
-                       "seeds": seeds, "table": table, "goals": goals, "sphere": sphere},
-                      handle, indent=1)
+            json.dump(
+                {
+                    "budget_per_dim": args.budget_per_dim,
+                    "instances": instances,
+                    "seeds": seeds,
+                    "table": table,
+                    "goals": goals,
+                    "sphere": sphere,
+                },
+                handle,
+                indent=1,
+            )
     if args.figure:
         plot_heatmap(table, args.figure)
     if args.ecdf:

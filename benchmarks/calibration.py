@@ -61,8 +61,11 @@ RESULTS = Path(__file__).resolve().parent / "results" / "calibration"
 
 
 def continuous_problems() -> list[str]:
-    return [name for name in available_problems()
-            if all(isinstance(d, Real) for d in get_problem(name).space.dimensions)]
+    return [
+        name
+        for name in available_problems()
+        if all(isinstance(d, Real) for d in get_problem(name).space.dimensions)
+    ]
 
 
 def training_points(problem, design: str, n_train: int, seed: int) -> np.ndarray:
@@ -78,8 +81,9 @@ def evaluate(problem, X: np.ndarray) -> np.ndarray:
     return np.array([problem(x) for x in problem.space.decode(X)])
 
 
-def transform(y_train: np.ndarray, y_test: np.ndarray, kind: str
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def transform(
+    y_train: np.ndarray, y_test: np.ndarray, kind: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Targets for training and held-out values; a mask of held-out values kept."""
     keep = np.ones(len(y_test), dtype=bool)
     if kind == "log":
@@ -93,8 +97,15 @@ def transform(y_train: np.ndarray, y_test: np.ndarray, kind: str
     return (y_train - mean) / scale, (y_test - mean) / scale, keep
 
 
-def run_one(problem_name: str, names: list[str], design: str, targets: str, n_train: int,
-            n_test: int, seed: int) -> dict:
+def run_one(
+    problem_name: str,
+    names: list[str],
+    design: str,
+    targets: str,
+    n_train: int,
+    n_test: int,
+    seed: int,
+) -> dict:
     problem = get_problem(problem_name)
     X = training_points(problem, design, n_train, seed)
     y = evaluate(problem, X)
@@ -110,10 +121,12 @@ def run_one(problem_name: str, names: list[str], design: str, targets: str, n_tr
         z, z_test, keep = transform(y, y_test, kind)
         model.fit(X, z)
         prediction = model.predict_dist(X_test[keep])
-        out[name] = {"coverage": interval_coverage(z_test[keep], prediction).tolist(),
-                     "nll": gaussian_nll(z_test[keep], prediction),
-                     "epistemic_share": epistemic_share(prediction),
-                     "n_dropped": int(np.sum(~keep))}
+        out[name] = {
+            "coverage": interval_coverage(z_test[keep], prediction).tolist(),
+            "nll": gaussian_nll(z_test[keep], prediction),
+            "epistemic_share": epistemic_share(prediction),
+            "n_dropped": int(np.sum(~keep)),
+        }
     return out
 
 
@@ -123,10 +136,15 @@ def _seed(name: str, seed: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--surrogates", nargs="+", default=None,
-                        help="default: every registered surrogate")
-    parser.add_argument("--problems", nargs="+", default=None,
-                        help="default: every registered problem whose variables are all real")
+    parser.add_argument(
+        "--surrogates", nargs="+", default=None, help="default: every registered surrogate"
+    )
+    parser.add_argument(
+        "--problems",
+        nargs="+",
+        default=None,
+        help="default: every registered problem whose variables are all real",
+    )
     parser.add_argument("--design", choices=("sobol", "bo"), default="sobol")
     parser.add_argument("--targets", choices=("standardize", "optimizer"), default="standardize")
     parser.add_argument("--seeds", type=int, default=5)
@@ -146,13 +164,20 @@ def main() -> None:
     problems = args.problems or continuous_problems()
     warnings.filterwarnings("ignore", category=UserWarning)
     start = time.perf_counter()
-    runs = {p: [run_one(p, usable, args.design, args.targets, args.n_train, args.n_test, s)
-                for s in range(args.seeds)] for p in problems}
+    runs = {
+        p: [
+            run_one(p, usable, args.design, args.targets, args.n_train, args.n_test, s)
+            for s in range(args.seeds)
+        ]
+        for p in problems
+    }
 
     levels = "/".join(f"{int(100 * lv)}" for lv in DEFAULT_LEVELS)
-    print(f"design={args.design}, targets={args.targets}, {args.n_train} training points, "
-          f"{args.n_test} uniform held-out points, mean over {args.seeds} seeds; "
-          f"coverage of the central {levels}% intervals (ideal 0.50/0.80/0.95)\n")
+    print(
+        f"design={args.design}, targets={args.targets}, {args.n_train} training points, "
+        f"{args.n_test} uniform held-out points, mean over {args.seeds} seeds; "
+        f"coverage of the central {levels}% intervals (ideal 0.50/0.80/0.95)\n"
+    )
     print("| problem | surrogate | cov 50% | cov 80% | cov 95% | NLL | epistemic share |")
     print("|---|---|---:|---:|---:|---:|---:|")
     summary = {name: [] for name in usable}
@@ -164,21 +189,30 @@ def main() -> None:
             dropped = int(np.sum([r[name]["n_dropped"] for r in runs[p]]))
             summary[name].append((*cov, nll, share))
             note = f" ({dropped} held-out values left out)" if dropped else ""
-            print(f"| {p} | {name} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | "
-                  f"{nll:.3g}{note} | {share:.2f} |")
-    print("\nMean over the problems (NLL: median over the problems, since one problem can "
-          "dominate a mean):\n")
+            print(
+                f"| {p} | {name} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | "
+                f"{nll:.3g}{note} | {share:.2f} |"
+            )
+    print(
+        "\nMean over the problems (NLL: median over the problems, since one problem can "
+        "dominate a mean):\n"
+    )
     print("| surrogate | cov 50% | cov 80% | cov 95% | median NLL | epistemic share |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in usable:
         rows = np.array(summary[name])
-        print(f"| {name} | {rows[:, 0].mean():.2f} | {rows[:, 1].mean():.2f} | "
-              f"{rows[:, 2].mean():.2f} | {np.median(rows[:, 3]):.3g} | "
-              f"{np.nanmean(rows[:, 4]):.2f} |")
+        print(
+            f"| {name} | {rows[:, 0].mean():.2f} | {rows[:, 1].mean():.2f} | "
+            f"{rows[:, 2].mean():.2f} | {np.median(rows[:, 3]):.3g} | "
+            f"{np.nanmean(rows[:, 4]):.2f} |"
+        )
     path = args.json or RESULTS / f"calibration_{args.design}_{args.targets}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                "surrogates": usable, "runs": runs}))
+    path.write_text(
+        json.dumps(
+            {"args": {k: str(v) for k, v in vars(args).items()}, "surrogates": usable, "runs": runs}
+        )
+    )
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
 
 

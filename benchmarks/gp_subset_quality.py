@@ -37,8 +37,12 @@ import treebo.surrogates.gp as gp_module
 from treebo.problems import Ackley, Levy, Rosenbrock, StyblinskiTang
 
 DIMS = 10
-PROBLEMS = {"levy": Levy, "ackley": Ackley, "rosenbrock": Rosenbrock,
-            "styblinski_tang": StyblinskiTang}
+PROBLEMS = {
+    "levy": Levy,
+    "ackley": Ackley,
+    "rosenbrock": Rosenbrock,
+    "styblinski_tang": StyblinskiTang,
+}
 # (share of the points, standard deviation around the minimizer; None: uniform)
 SPREAD = [(0.30, None), (0.30, 0.2), (0.25, 0.05), (0.15, 0.01)]
 
@@ -62,23 +66,32 @@ def values(problem, points: np.ndarray) -> np.ndarray:
 
 def scores(model, X: np.ndarray, y: np.ndarray) -> dict:
     p = model.predict_dist(X)
-    return {"nlpd": float(-norm.logpdf(y, p.mean, np.sqrt(p.variance)).mean()),
-            "rmse": float(np.sqrt(np.mean((p.mean - y) ** 2)))}
+    return {
+        "nlpd": float(-norm.logpdf(y, p.mean, np.sqrt(p.variance)).mean()),
+        "rmse": float(np.sqrt(np.mean((p.mean - y) ** 2))),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000])
-    parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "gp_subset_quality"
-                        / "gp_subset_quality.json")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).parent / "results" / "gp_subset_quality" / "gp_subset_quality.json",
+    )
     args = parser.parse_args()
     refine = gp_module._REFINE_ITERATIONS
-    settings = {"all": ({"max_fit_samples": None}, refine), "subset": ({}, 0),
-                "default": ({}, refine)}
+    settings = {
+        "all": ({"max_fit_samples": None}, refine),
+        "subset": ({}, 0),
+        "default": ({}, refine),
+    }
     rows = []
-    print(f"{'problem':<16} {'N':>5} {'setting':<8} {'fit cpu s':>9} {'NLPD unif':>9} "
-          f"{'RMSE unif':>9} {'NLPD near':>9} {'RMSE near':>9}")
+    print(
+        f"{'problem':<16} {'N':>5} {'setting':<8} {'fit cpu s':>9} {'NLPD unif':>9} "
+        f"{'RMSE unif':>9} {'NLPD near':>9} {'RMSE near':>9}"
+    )
     for n in args.sizes:
         for name, problem_class in PROBLEMS.items():
             problem = problem_class(dim=DIMS)
@@ -97,13 +110,22 @@ def main() -> None:
                 model = gp_module.GaussianProcessSurrogate(random_state=0, **params).fit(X, y)
                 seconds = time.process_time() - start
                 gp_module._REFINE_ITERATIONS = refine
-                row = dict(problem=name, N=n, D=DIMS, setting=setting, fit_cpu=seconds,
-                           uniform=scores(model, uniform, y_uniform),
-                           near=scores(model, near, y_near))
+                row = dict(
+                    problem=name,
+                    N=n,
+                    D=DIMS,
+                    setting=setting,
+                    fit_cpu=seconds,
+                    uniform=scores(model, uniform, y_uniform),
+                    near=scores(model, near, y_near),
+                )
                 rows.append(row)
-                print(f"{name:<16} {n:>5} {setting:<8} {seconds:9.2f} "
-                      f"{row['uniform']['nlpd']:9.3f} {row['uniform']['rmse']:9.4g} "
-                      f"{row['near']['nlpd']:9.3f} {row['near']['rmse']:9.4g}", flush=True)
+                print(
+                    f"{name:<16} {n:>5} {setting:<8} {seconds:9.2f} "
+                    f"{row['uniform']['nlpd']:9.3f} {row['uniform']['rmse']:9.4g} "
+                    f"{row['near']['nlpd']:9.3f} {row['near']['rmse']:9.4g}",
+                    flush=True,
+                )
                 # Written after every fit, so that an interrupted run keeps what it measured.
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 args.out.write_text(json.dumps({"rows": rows}, indent=1))

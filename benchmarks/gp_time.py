@@ -53,8 +53,9 @@ def _since(start: tuple[float, float]) -> tuple[float, float]:
     return wall - start[0], cpu - start[1]
 
 
-def reference_seconds(X: np.ndarray, y: np.ndarray, repeats: int,
-                      rng: np.random.Generator) -> list[tuple[float, float]]:
+def reference_seconds(
+    X: np.ndarray, y: np.ndarray, repeats: int, rng: np.random.Generator
+) -> list[tuple[float, float]]:
     """Wall and CPU seconds of ExtraTreesRegressor(100).fit(X, y).predict(50,000 points)."""
     times = []
     for _ in range(repeats):
@@ -65,8 +66,9 @@ def reference_seconds(X: np.ndarray, y: np.ndarray, repeats: int,
     return times
 
 
-def ask_seconds(X: np.ndarray, y: np.ndarray, repeats: int,
-                params: dict) -> list[tuple[float, float, float]]:
+def ask_seconds(
+    X: np.ndarray, y: np.ndarray, repeats: int, params: dict
+) -> list[tuple[float, float, float]]:
     """Wall, CPU and fit seconds of ``repeats`` asks after telling ``X``, ``y``."""
     space = make_space("real", X.shape[1])
     opt = Optimizer(space, surrogate="gp", surrogate_params=params, random_state=0)
@@ -85,33 +87,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--dims", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timed asks with the defaults, and reference fits")
-    parser.add_argument("--all-repeats", type=int, default=2,
-                        help="timed asks with max_fit_samples=None (minutes each at N=1,000; "
-                             "0 skips them)")
-    parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "gp_time" / "gp_time.json")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed asks with the defaults, and reference fits"
+    )
+    parser.add_argument(
+        "--all-repeats",
+        type=int,
+        default=2,
+        help="timed asks with max_fit_samples=None (minutes each at N=1,000; 0 skips them)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "gp_time" / "gp_time.json"
+    )
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
     rows = []
-    print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
-          f"{platform.processor() or platform.machine()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
-    print("ratio = wall seconds per ask / bare ExtraTreesRegressor(100).fit+predict(50k), "
-          "same run")
-    print(f"{'N':>5} {'D':>3} {'setting':<10} {'wall s':>8} {'cpu s':>8} {'fit s':>7} "
-          f"{'ratio':>6}")
+    print(
+        f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
+        f"{platform.processor() or platform.machine()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}"
+    )
+    print("ratio = wall seconds per ask / bare ExtraTreesRegressor(100).fit+predict(50k), same run")
+    print(f"{'N':>5} {'D':>3} {'setting':<10} {'wall s':>8} {'cpu s':>8} {'fit s':>7} {'ratio':>6}")
     for n in args.sizes:
         X = rng.random((n, args.dims))
         y = _objective(X)
         walls, cpus = zip(*reference_seconds(X, y, args.repeats, rng))
         reference = statistics.median(walls)
-        print(f"{n:>5} {args.dims:>3} {'reference':<10} {reference:8.3f} "
-              f"{statistics.median(cpus):8.3f} {'':>7} {1.0:6.2f}", flush=True)
-        row = dict(N=n, D=args.dims, reference=dict(wall=list(walls), cpu=list(cpus),
-                                                    median=reference))
+        print(
+            f"{n:>5} {args.dims:>3} {'reference':<10} {reference:8.3f} "
+            f"{statistics.median(cpus):8.3f} {'':>7} {1.0:6.2f}",
+            flush=True,
+        )
+        row = dict(
+            N=n, D=args.dims, reference=dict(wall=list(walls), cpu=list(cpus), median=reference)
+        )
         rows.append(row)
         for setting, params in SETTINGS.items():
             repeats = args.repeats if setting == "default" else args.all_repeats
@@ -119,11 +130,20 @@ def main() -> None:
                 continue
             walls, cpus, fits = zip(*ask_seconds(X, y, repeats, params))
             median = statistics.median(walls)
-            print(f"{n:>5} {args.dims:>3} {setting:<10} {median:8.3f} "
-                  f"{statistics.median(cpus):8.3f} {statistics.median(fits):7.3f} "
-                  f"{median / reference:6.2f}", flush=True)
-            row[setting] = dict(params=params, wall=list(walls), cpu=list(cpus), fit=list(fits),
-                                median=median, ratio=median / reference)
+            print(
+                f"{n:>5} {args.dims:>3} {setting:<10} {median:8.3f} "
+                f"{statistics.median(cpus):8.3f} {statistics.median(fits):7.3f} "
+                f"{median / reference:6.2f}",
+                flush=True,
+            )
+            row[setting] = dict(
+                params=params,
+                wall=list(walls),
+                cpu=list(cpus),
+                fit=list(fits),
+                median=median,
+                ratio=median / reference,
+            )
             # Written after every setting, so that an interrupted run keeps what it measured.
             _write(args.out, rows)
     print(f"wrote {args.out}")
@@ -131,8 +151,9 @@ def main() -> None:
 
 def _write(path: Path, rows: list) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-                                "rows": rows}, indent=1))
+    path.write_text(
+        json.dumps({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "rows": rows}, indent=1)
+    )
 
 
 if __name__ == "__main__":

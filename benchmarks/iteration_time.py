@@ -46,13 +46,15 @@ from treebo.surrogates import surrogate_class
 
 N_CANDIDATES = 50_000
 
+
 def _objective(X: np.ndarray) -> np.ndarray:
     # A smooth function with some structure in every coordinate.
     return np.sin(3 * X).sum(axis=1) + (X - 0.3).__pow__(2).sum(axis=1)
 
 
-def reference_seconds(X: np.ndarray, y: np.ndarray, repeats: int, rng: np.random.Generator,
-                      n_jobs: int | None) -> list[float]:
+def reference_seconds(
+    X: np.ndarray, y: np.ndarray, repeats: int, rng: np.random.Generator, n_jobs: int | None
+) -> list[float]:
     times = []
     for _ in range(repeats):
         C = rng.random((N_CANDIDATES, X.shape[1]))
@@ -79,12 +81,20 @@ class _OneKind:
         return self.kind
 
 
-def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, repeats: int,
-                      params: dict, n_candidates: int = N_CANDIDATES, step: str = "refine"
-                      ) -> tuple[list[float], list[float], list[float]]:
+def surrogate_seconds(
+    name: str,
+    space: Space,
+    X: np.ndarray,
+    y: np.ndarray,
+    repeats: int,
+    params: dict,
+    n_candidates: int = N_CANDIDATES,
+    step: str = "refine",
+) -> tuple[list[float], list[float], list[float]]:
     """Seconds of ``repeats`` asks of one step kind (total, fit, acquisition)."""
-    opt = Optimizer(space, surrogate=name, surrogate_params=params, n_candidates=n_candidates,
-                    random_state=0)
+    opt = Optimizer(
+        space, surrogate=name, surrogate_params=params, n_candidates=n_candidates, random_state=0
+    )
     opt.pipeline.schedule = _OneKind(step)
     # Told points: the feasible points the encoded rows decode to (distinct
     # rows may decode to one point in a discrete space; all are told).
@@ -108,51 +118,92 @@ def surrogate_seconds(name: str, space: Space, X: np.ndarray, y: np.ndarray, rep
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000])
-    parser.add_argument("--dims", type=int, nargs="+", default=[2, 6, 25],
-                        help="dimensions of the real spaces")
-    parser.add_argument("--spaces", nargs="+", choices=["real", "binary", "mixed"],
-                        default=["real"])
-    parser.add_argument("--surrogates", nargs="+",
-                        default=["rf", "ert", "bwo", "gp", "ngboost", "bart", "mondrian", "vsglb",
-                                 "csglb", "cbsglb"])
+    parser.add_argument(
+        "--dims", type=int, nargs="+", default=[2, 6, 25], help="dimensions of the real spaces"
+    )
+    parser.add_argument(
+        "--spaces", nargs="+", choices=["real", "binary", "mixed"], default=["real"]
+    )
+    parser.add_argument(
+        "--surrogates",
+        nargs="+",
+        default=[
+            "rf",
+            "ert",
+            "bwo",
+            "gp",
+            "ngboost",
+            "bart",
+            "mondrian",
+            "vsglb",
+            "csglb",
+            "cbsglb",
+        ],
+    )
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--steps", nargs="+", default=["refine", "local", "jump", "explore"],
-                        choices=["refine", "local", "jump", "explore"],
-                        help="step kinds to time, each on its own (a smooth surrogate such as "
-                             "the GP takes only refinement steps)")
-    parser.add_argument("--n-candidates", type=int, default=N_CANDIDATES,
-                        help="Sobol candidates of the optimizer (the default's 50,000 are joined "
-                             "by 7,000 local and jump neighbours; 43,000 makes 50,000 in all); "
-                             "the reference always predicts 50,000 points")
-    parser.add_argument("--gp-repeats", type=int, default=2,
-                        help="repeats for the GP, whose fit dominates at large N")
-    parser.add_argument("--n-jobs", type=int, default=None,
-                        help="threads for the forests and for the reference (default: 1)")
-    parser.add_argument("--out", type=Path,
-                        default=Path(__file__).parent / "results" / "iteration_time"
-                        / "iteration_time.json")
+    parser.add_argument(
+        "--steps",
+        nargs="+",
+        default=["refine", "local", "jump", "explore"],
+        choices=["refine", "local", "jump", "explore"],
+        help="step kinds to time, each on its own (a smooth surrogate such as "
+        "the GP takes only refinement steps)",
+    )
+    parser.add_argument(
+        "--n-candidates",
+        type=int,
+        default=N_CANDIDATES,
+        help="Sobol candidates of the optimizer (the default's 50,000 are joined "
+        "by 7,000 local and jump neighbours; 43,000 makes 50,000 in all); "
+        "the reference always predicts 50,000 points",
+    )
+    parser.add_argument(
+        "--gp-repeats",
+        type=int,
+        default=2,
+        help="repeats for the GP, whose fit dominates at large N",
+    )
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="threads for the forests and for the reference (default: 1)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).parent / "results" / "iteration_time" / "iteration_time.json",
+    )
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
     rows = []
-    header = (f"{'N':>5} {'D':>3} {'space':<7} {'surrogate':<10} {'step':<8} {'median s':>9} "
-              f"{'fit s':>7} {'acq s':>7} {'ratio':>6}")
-    print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
-          f"{platform.processor() or platform.machine()}, n_jobs={args.n_jobs}")
-    print("ratio = surrogate iteration / bare ExtraTreesRegressor(100).fit+predict(50k), "
-          "same run")
+    header = (
+        f"{'N':>5} {'D':>3} {'space':<7} {'surrogate':<10} {'step':<8} {'median s':>9} "
+        f"{'fit s':>7} {'acq s':>7} {'ratio':>6}"
+    )
+    print(
+        f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
+        f"{platform.processor() or platform.machine()}, n_jobs={args.n_jobs}"
+    )
+    print("ratio = surrogate iteration / bare ExtraTreesRegressor(100).fit+predict(50k), same run")
     print(header)
-    cases = [(kind, d) for kind in args.spaces
-             for d in (args.dims if kind == "real" else [make_space(kind, 0).n_columns])]
+    cases = [
+        (kind, d)
+        for kind in args.spaces
+        for d in (args.dims if kind == "real" else [make_space(kind, 0).n_columns])
+    ]
     for n in args.sizes:
         for kind, d in cases:
             space = make_space(kind, d)
             X = space.snap(rng.random((n, d)))
             y = _objective(X)
-            reference = statistics.median(reference_seconds(X, y, args.repeats, rng,
-                                                            args.n_jobs))
-            print(f"{n:>5} {d:>3} {kind:<7} {'reference':<10} {'':<8} {reference:9.3f} {'':>7} "
-                  f"{'':>7} {1.0:6.2f}", flush=True)
+            reference = statistics.median(reference_seconds(X, y, args.repeats, rng, args.n_jobs))
+            print(
+                f"{n:>5} {d:>3} {kind:<7} {'reference':<10} {'':<8} {reference:9.3f} {'':>7} "
+                f"{'':>7} {1.0:6.2f}",
+                flush=True,
+            )
             rows.append(dict(N=n, D=d, space=kind, surrogate="reference", median=reference))
             for name in args.surrogates:
                 threads = "n_jobs" in surrogate_class(name)().get_params()
@@ -160,18 +211,35 @@ def main() -> None:
                 repeats = args.gp_repeats if name == "gp" else args.repeats
                 steps = ["refine"] if surrogate_class(name).smooth else args.steps
                 for step in steps:
-                    totals, fits, acqs = surrogate_seconds(name, space, X, y, repeats, params,
-                                                           args.n_candidates, step)
+                    totals, fits, acqs = surrogate_seconds(
+                        name, space, X, y, repeats, params, args.n_candidates, step
+                    )
                     median = statistics.median(totals)
-                    print(f"{n:>5} {d:>3} {kind:<7} {name:<10} {step:<8} {median:9.3f} "
-                          f"{statistics.median(fits):7.3f} {statistics.median(acqs):7.3f} "
-                          f"{median / reference:6.2f}", flush=True)
-                    rows.append(dict(N=n, D=d, space=kind, surrogate=name, step=step,
-                                     median=median, fit=statistics.median(fits),
-                                     acq=statistics.median(acqs), ratio=median / reference))
+                    print(
+                        f"{n:>5} {d:>3} {kind:<7} {name:<10} {step:<8} {median:9.3f} "
+                        f"{statistics.median(fits):7.3f} {statistics.median(acqs):7.3f} "
+                        f"{median / reference:6.2f}",
+                        flush=True,
+                    )
+                    rows.append(
+                        dict(
+                            N=n,
+                            D=d,
+                            space=kind,
+                            surrogate=name,
+                            step=step,
+                            median=median,
+                            fit=statistics.median(fits),
+                            acq=statistics.median(acqs),
+                            ratio=median / reference,
+                        )
+                    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"n_jobs": args.n_jobs, "n_candidates": args.n_candidates,
-                                    "rows": rows}, indent=1))
+    args.out.write_text(
+        json.dumps(
+            {"n_jobs": args.n_jobs, "n_candidates": args.n_candidates, "rows": rows}, indent=1
+        )
+    )
     print(f"wrote {args.out}")
 
 

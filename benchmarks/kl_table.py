@@ -52,9 +52,14 @@ from treebo.surrogates import available_surrogates, make_surrogate, surrogate_cl
 from treebo.surrogates.gp import GaussianProcessSurrogate
 
 #: Table 2 of Kim & Choi (2022): few (Figure 1), many (Figure 7), cubic (Figure 8).
-PAPER = {"rf": (1.38, 0.00, 0.00), "ert": (0.06, 0.07, 0.09), "bart": (0.93, 0.01, 0.01),
-         "mondrian": (0.93, 0.01, 0.00), "ngboost": (0.21, 0.05, 0.00),
-         "bwo": (0.04, 0.01, 0.01)}
+PAPER = {
+    "rf": (1.38, 0.00, 0.00),
+    "ert": (0.06, 0.07, 0.09),
+    "bart": (0.93, 0.01, 0.01),
+    "mondrian": (0.93, 0.01, 0.00),
+    "ngboost": (0.21, 0.05, 0.00),
+    "bwo": (0.04, 0.01, 0.01),
+}
 ABLATION = ("B", "B+O", "R+B", "R+B+O")
 REFERENCES = ("ml", "true-noise")
 RESULTS = Path(__file__).resolve().parent / "results" / "kl_table" / "kl_table.json"
@@ -69,9 +74,12 @@ def reference_gp(example: Example1D, kind: str) -> tuple[GaussianProcessSurrogat
         params["noise_bounds"] = (level, level)
     gp = GaussianProcessSurrogate(**params)
     gp.fit(example.encode(example.X_train), example.y_train)
-    info = {"kernel": str(gp.kernel_), "noise_variance": gp.noise_variance_,
-            "noise_variance_standardized": gp.noise_variance_ / var_y,
-            "log_marginal_likelihood": _lml(gp, example)}
+    info = {
+        "kernel": str(gp.kernel_),
+        "noise_variance": gp.noise_variance_,
+        "noise_variance_standardized": gp.noise_variance_ / var_y,
+        "log_marginal_likelihood": _lml(gp, example),
+    }
     return gp, info
 
 
@@ -120,8 +128,13 @@ def scores(example: Example1D, reference, models: dict) -> dict[str, tuple[float
         forward = kl_normal(pred.mean, pred.variance, ref.mean, ref.variance, min_variance=floor)
         reverse = kl_normal(ref.mean, ref.variance, pred.mean, pred.variance, min_variance=floor)
         assert np.isclose(forward.mean(), mean_kl(pred, ref, min_variance=floor))
-        out[label] = (published_kl(pred, ref), float(forward.mean()), float(reverse.mean()),
-                      float(forward[mask].mean()), float(reverse[mask].mean()))
+        out[label] = (
+            published_kl(pred, ref),
+            float(forward.mean()),
+            float(reverse.mean()),
+            float(forward[mask].mean()),
+            float(reverse[mask].mean()),
+        )
     return out
 
 
@@ -138,8 +151,11 @@ def _paper(label: str, j: int) -> str:
 
 
 def print_single(results: dict, examples: list[str], labels: list[str]) -> None:
-    head = "| surrogate | " + " | ".join(
-        f"{e} pub | {e} m‖GP | {e} GP‖m | {e} paper" for e in examples) + " |"
+    head = (
+        "| surrogate | "
+        + " | ".join(f"{e} pub | {e} m‖GP | {e} GP‖m | {e} paper" for e in examples)
+        + " |"
+    )
     print(head)
     print("|" + "---|" * (1 + 4 * len(examples)))
     for label in labels:
@@ -150,9 +166,13 @@ def print_single(results: dict, examples: list[str], labels: list[str]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
-def print_spread(results: dict, examples: list[str], labels: list[str],
-                 columns: tuple[int, ...] = (0, 1, 2),
-                 names: tuple[str, ...] = ("pub", "m‖GP", "GP‖m")) -> None:
+def print_spread(
+    results: dict,
+    examples: list[str],
+    labels: list[str],
+    columns: tuple[int, ...] = (0, 1, 2),
+    names: tuple[str, ...] = ("pub", "m‖GP", "GP‖m"),
+) -> None:
     """Median [quartiles] over seeds of the chosen quantities."""
     head = "| surrogate | " + " | ".join(f"{e} {n}" for e in examples for n in names) + " |"
     print(head)
@@ -186,8 +206,11 @@ def write_figures(directory: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 2.8))
     for name in ("rf", "ert", "bwo"):
         pred = example.fit_predict(make_surrogate(name, random_state=42))
-        ax.semilogy(example.X_test[:, 0], kl_normal(pred.mean, pred.variance, ref.mean,
-                                                    ref.variance, min_variance=floor), label=name)
+        ax.semilogy(
+            example.X_test[:, 0],
+            kl_normal(pred.mean, pred.variance, ref.mean, ref.variance, min_variance=floor),
+            label=name,
+        )
     for x in example.X_train[:, 0]:
         ax.axvline(x, color="grey", linewidth=0.5)
     ax.set_xlabel("x (grey: the 5 inputs)")
@@ -202,16 +225,28 @@ def write_figures(directory: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--surrogates", nargs="+", default=None,
-                        help="default: every registered surrogate but the GP")
+    parser.add_argument(
+        "--surrogates",
+        nargs="+",
+        default=None,
+        help="default: every registered surrogate but the GP",
+    )
     parser.add_argument("--examples", nargs="+", default=list(EXAMPLES_1D), choices=EXAMPLES_1D)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--references", nargs="+", default=list(REFERENCES), choices=REFERENCES)
-    parser.add_argument("--no-ablation", action="store_true",
-                        help="leave out the Figure 6 forests B, B+O, R+B, R+B+O")
+    parser.add_argument(
+        "--no-ablation",
+        action="store_true",
+        help="leave out the Figure 6 forests B, B+O, R+B, R+B+O",
+    )
     parser.add_argument("--json", type=Path, default=RESULTS)
-    parser.add_argument("--figures", type=Path, default=None, metavar="DIR",
-                        help="only write the README's figures to DIR (e.g. docs/figures)")
+    parser.add_argument(
+        "--figures",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="only write the README's figures to DIR (e.g. docs/figures)",
+    )
     args = parser.parse_args()
     if args.figures is not None:
         write_figures(args.figures)
@@ -236,21 +271,32 @@ def main() -> None:
     start = time.perf_counter()
     warnings.filterwarnings("ignore", category=UserWarning)
 
-    print(f"# KL divergence to a GP on the paper's 1-D examples (qmcpy {qmcpy.__version__}, "
-          f"numpy {np.__version__}, Python {platform.python_version()})\n")
+    print(
+        f"# KL divergence to a GP on the paper's 1-D examples (qmcpy {qmcpy.__version__}, "
+        f"numpy {np.__version__}, Python {platform.python_version()})\n"
+    )
     for e in args.examples:
         if e == "few":
             continue
         x = np.array2string(make_1d_example(e).X_train[:, 0], precision=4, max_line_width=10**4)
-        print(f"{e}: Sobol inputs from qmcpy {qmcpy.__version__} DigitalNetB2(1, seed=42, "
-              f"order='GRAY'), scaled: {x}")
-    print("Whether these equal the points qmcpy drew for the paper in 2022 cannot be checked: "
-          "the paper does not list them and qmcpy's randomization changed since.\n")
+        print(
+            f"{e}: Sobol inputs from qmcpy {qmcpy.__version__} DigitalNetB2(1, seed=42, "
+            f"order='GRAY'), scaled: {x}"
+        )
+    print(
+        "Whether these equal the points qmcpy drew for the paper in 2022 cannot be checked: "
+        "the paper does not list them and qmcpy's randomization changed since.\n"
+    )
 
-    record: dict = {"qmcpy": qmcpy.__version__, "surrogates": usable, "skipped": skipped,
-                    "sobol_inputs": {e: make_1d_example(e).X_train[:, 0].tolist()
-                                     for e in args.examples if e != "few"},
-                    "references": {}}
+    record: dict = {
+        "qmcpy": qmcpy.__version__,
+        "surrogates": usable,
+        "skipped": skipped,
+        "sobol_inputs": {
+            e: make_1d_example(e).X_train[:, 0].tolist() for e in args.examples if e != "few"
+        },
+        "references": {},
+    }
     for kind in args.references:
         print(f"## Reference GP: {kind}\n")
         fits = {}
@@ -258,32 +304,43 @@ def main() -> None:
             example = make_1d_example(e)
             gp, info = reference_gp(example, kind)
             fits[e] = (example, gp, info)
-            print(f"- {e}: {info['kernel']} (standardized targets); noise variance "
-                  f"{info['noise_variance']:.3g} (true {example.noise_std**2:.3g}); "
-                  f"log marginal likelihood {info['log_marginal_likelihood']:.3f}")
+            print(
+                f"- {e}: {info['kernel']} (standardized targets); noise variance "
+                f"{info['noise_variance']:.3g} (true {example.noise_std**2:.3g}); "
+                f"log marginal likelihood {info['log_marginal_likelihood']:.3f}"
+            )
         print()
 
-        single = {e: scores(ex, gp, models_for(usable, 42, ablation))
-                  for e, (ex, gp, _) in fits.items()}
+        single = {
+            e: scores(ex, gp, models_for(usable, 42, ablation)) for e, (ex, gp, _) in fits.items()
+        }
         print("### One run: noise seed 42, surrogate seed 42 (the paper's)\n")
         print_single(single, args.examples, labels)
         print()
 
-        by_model_seed = {e: [scores(ex, gp, models_for(usable, s, ablation)) for s in seeds]
-                         for e, (ex, gp, _) in fits.items()}
+        by_model_seed = {
+            e: [scores(ex, gp, models_for(usable, s, ablation)) for s in seeds]
+            for e, (ex, gp, _) in fits.items()
+        }
         print(f"### Surrogate seeds 0..{args.seeds - 1} (noise seed 42): median [q25, q75]\n")
         print_spread(by_model_seed, args.examples, labels)
         print()
-        print(f"### Between the data only (inside the inputs' range, > 0.025 from every input); "
-              f"surrogate seeds 0..{args.seeds - 1}: median [q25, q75]\n")
+        print(
+            f"### Between the data only (inside the inputs' range, > 0.025 from every input); "
+            f"surrogate seeds 0..{args.seeds - 1}: median [q25, q75]\n"
+        )
         print_spread(by_model_seed, args.examples, labels, (3, 4), ("m‖GP", "GP‖m"))
         print()
         for e in args.examples:
             for j, what in ((1, "m‖GP"), (2, "GP‖m"), (3, "m‖GP between"), (4, "GP‖m between")):
-                medians = {label: float(np.median([run[label][j] for run in by_model_seed[e]]))
-                           for label in tree_labels}
-                print(f"- {e}, median {what}, tree surrogates from lowest: "
-                      f"{' < '.join(sorted(medians, key=medians.get))}")
+                medians = {
+                    label: float(np.median([run[label][j] for run in by_model_seed[e]]))
+                    for label in tree_labels
+                }
+                print(
+                    f"- {e}, median {what}, tree surrogates from lowest: "
+                    f"{' < '.join(sorted(medians, key=medians.get))}"
+                )
         print()
 
         by_noise_seed = {}
@@ -296,26 +353,35 @@ def main() -> None:
                 noise_fits.setdefault(e, []).append(info["noise_variance_standardized"])
                 runs.append(scores(example, gp, models_for(usable, 42, ablation)))
             by_noise_seed[e] = runs
-        print(f"### Noise seeds 0..{args.seeds - 1} (surrogate seed 42; the GP refitted "
-              "per draw): median [q25, q75]\n")
+        print(
+            f"### Noise seeds 0..{args.seeds - 1} (surrogate seed 42; the GP refitted "
+            "per draw): median [q25, q75]\n"
+        )
         print_spread(by_noise_seed, args.examples, labels)
         print()
         for e in args.examples:
             v = np.array(noise_fits[e])
-            print(f"- {e}: reference noise variance (standardized) over noise seeds: "
-                  f"min {v.min():.2g}, median {np.median(v):.2g}, max {v.max():.2g}; "
-                  f"collapsed (below 1e-6, the lower bound is 1e-8) in {int(np.sum(v < 1e-6))} "
-                  f"of {len(v)}")
+            print(
+                f"- {e}: reference noise variance (standardized) over noise seeds: "
+                f"min {v.min():.2g}, median {np.median(v):.2g}, max {v.max():.2g}; "
+                f"collapsed (below 1e-6, the lower bound is 1e-8) in {int(np.sum(v < 1e-6))} "
+                f"of {len(v)}"
+            )
         print()
         record["references"][kind] = {
             "gp": {e: info for e, (_, _, info) in fits.items()},
-            "single": single, "surrogate_seeds": by_model_seed, "noise_seeds": by_noise_seed,
-            "noise_seed_gp_noise_standardized": noise_fits}
+            "single": single,
+            "surrogate_seeds": by_model_seed,
+            "noise_seeds": by_noise_seed,
+            "noise_seed_gp_noise_standardized": noise_fits,
+        }
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(record))
-    print(f"wrote {args.json} in {time.perf_counter() - start:.0f} s "
-          f"({' '.join(sys.argv[1:]) or 'defaults'})")
+    print(
+        f"wrote {args.json} in {time.perf_counter() - start:.0f} s "
+        f"({' '.join(sys.argv[1:]) or 'defaults'})"
+    )
 
 
 if __name__ == "__main__":

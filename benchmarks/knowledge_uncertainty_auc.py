@@ -65,10 +65,15 @@ def heart_data(seed: int, per_cell: int) -> tuple[np.ndarray, ...]:
     empty = heart_cells()
     train_cells, hole_cells = np.argwhere(~empty), np.argwhere(empty)
     cells = np.repeat(train_cells, per_cell, axis=0)
-    y = mean[cells[:, 0], cells[:, 1]] + np.sqrt(noise_var[cells[:, 0], cells[:, 1]]) \
-        * rng.standard_normal(len(cells))
-    return (space.encode(cells.tolist()), y, space.encode(hole_cells.tolist()),
-            space.encode(train_cells.tolist()))
+    y = mean[cells[:, 0], cells[:, 1]] + np.sqrt(
+        noise_var[cells[:, 0], cells[:, 1]]
+    ) * rng.standard_normal(len(cells))
+    return (
+        space.encode(cells.tolist()),
+        y,
+        space.encode(hole_cells.tolist()),
+        space.encode(train_cells.tolist()),
+    )
 
 
 def continuous_data(seed: int, n: int, n_test: int = 2000) -> tuple[np.ndarray, ...]:
@@ -84,16 +89,18 @@ def continuous_data(seed: int, n: int, n_test: int = 2000) -> tuple[np.ndarray, 
         return points[:count]
 
     X = sample(n, False)
-    y = np.sin(2 * np.pi * X[:, 0]) * np.cos(2 * np.pi * X[:, 1]) \
-        + (0.05 + 0.45 * X[:, 0]) * rng.standard_normal(n)
+    y = np.sin(2 * np.pi * X[:, 0]) * np.cos(2 * np.pi * X[:, 1]) + (
+        0.05 + 0.45 * X[:, 0]
+    ) * rng.standard_normal(n)
     return X, y, sample(n_test, True), sample(n_test, False)
 
 
 def hole_auc(name: str, data: tuple[np.ndarray, ...], seed: int) -> float:
     X, y, hole, region = data
     model = make_surrogate(name, random_state=seed).fit(X, y)
-    scores = np.concatenate([model.predict_dist(hole).epistemic,
-                             model.predict_dist(region).epistemic])
+    scores = np.concatenate(
+        [model.predict_dist(hole).epistemic, model.predict_dist(region).epistemic]
+    )
     labels = np.r_[np.ones(len(hole)), np.zeros(len(region))]
     return float(roc_auc_score(labels, scores))
 
@@ -102,19 +109,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--surrogates", nargs="+", default=SURROGATES)
-    parser.add_argument("--per-cell", type=int, default=10,
-                        help="training points per cell of the categorical heart")
-    parser.add_argument("--n", type=int, default=300,
-                        help="training points of the continuous heart")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results"
-                        / "knowledge_uncertainty_auc" / "knowledge_uncertainty_auc.json")
+    parser.add_argument(
+        "--per-cell", type=int, default=10, help="training points per cell of the categorical heart"
+    )
+    parser.add_argument(
+        "--n", type=int, default=300, help="training points of the continuous heart"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).parent
+        / "results"
+        / "knowledge_uncertainty_auc"
+        / "knowledge_uncertainty_auc.json",
+    )
     args = parser.parse_args()
 
-    sets = {"heart": lambda s: heart_data(s, args.per_cell),
-            "continuous": lambda s: continuous_data(s, args.n)}
+    sets = {
+        "heart": lambda s: heart_data(s, args.per_cell),
+        "continuous": lambda s: continuous_data(s, args.n),
+    }
     results: dict = {"seeds": args.seeds, "per_cell": args.per_cell, "n": args.n, "rows": []}
-    print(f"ROC-AUC of epistemic variance, hole vs training region; {args.seeds} seeds "
-          f"(mean +- sd)")
+    print(
+        f"ROC-AUC of epistemic variance, hole vs training region; {args.seeds} seeds (mean +- sd)"
+    )
     print(f"{'surrogate':<10} {'heart':>15} {'continuous':>15} {'s/fit':>7}")
     for name in args.surrogates:
         row: dict = {"surrogate": name}
@@ -124,8 +142,7 @@ def main() -> None:
             fits += len(aucs)
             row[set_name] = aucs
         seconds = (time.perf_counter() - start) / fits
-        cells = [f"{statistics.mean(row[s]):.3f} +- {statistics.pstdev(row[s]):.3f}"
-                 for s in sets]
+        cells = [f"{statistics.mean(row[s]):.3f} +- {statistics.pstdev(row[s]):.3f}" for s in sets]
         print(f"{name:<10} {cells[0]:>15} {cells[1]:>15} {seconds:7.2f}", flush=True)
         results["rows"].append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,14 @@ from treebo.problems import get_problem
 
 def run(problem_name: str, surrogate: str, local: bool, seed: int, n_calls: int) -> float:
     problem = get_problem(problem_name)
-    result = minimize(problem, problem.space, n_calls=n_calls, surrogate=surrogate,
-                      local_search=local, random_state=seed)
+    result = minimize(
+        problem,
+        problem.space,
+        n_calls=n_calls,
+        surrogate=surrogate,
+        local_search=local,
+        random_state=seed,
+    )
     return math.log10(max(problem.regret(result.fun), 1e-12))
 
 
@@ -34,8 +40,12 @@ def main() -> None:
     parser.add_argument("--n-calls", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    tasks = [(p, args.surrogate, local, seed, args.n_calls)
-             for p in args.problems for local in (False, True) for seed in range(args.seeds)]
+    tasks = [
+        (p, args.surrogate, local, seed, args.n_calls)
+        for p in args.problems
+        for local in (False, True)
+        for seed in range(args.seeds)
+    ]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, *zip(*tasks)))
     table = {}
@@ -46,8 +56,10 @@ def main() -> None:
     for p in args.problems:
         for local in (False, True):
             v = np.array(table[(p, local)])
-            print(f"{p:<12} {str(local):<6} {np.median(v):8.3f} {np.quantile(v, .25):8.3f} "
-                  f"{np.quantile(v, .75):8.3f}")
+            print(
+                f"{p:<12} {str(local):<6} {np.median(v):8.3f} {np.quantile(v, 0.25):8.3f} "
+                f"{np.quantile(v, 0.75):8.3f}"
+            )
         wins = np.mean(np.array(table[(p, True)]) < np.array(table[(p, False)]))
         print(f"{p:<12} local search better on {wins:.0%} of seeds")
 

@@ -47,16 +47,29 @@ def main() -> None:
         opt.tell(x, float(np.sum(np.square(x))))
         if call % args.every == 0 or call == args.calls:
             gc.collect()
-            samples.append({"calls": call, "rss_mib": rss_mib(),
-                            "seconds": time.perf_counter() - start})
-            print(f"calls {call:>5}  RSS {samples[-1]['rss_mib']:8.1f} MiB  "
-                  f"{samples[-1]['seconds']:8.1f} s", flush=True)
+            samples.append(
+                {"calls": call, "rss_mib": rss_mib(), "seconds": time.perf_counter() - start}
+            )
+            print(
+                f"calls {call:>5}  RSS {samples[-1]['rss_mib']:8.1f} MiB  "
+                f"{samples[-1]['seconds']:8.1f} s",
+                flush=True,
+            )
     growth = samples[-1]["rss_mib"] - samples[0]["rss_mib"]
     print(f"growth from call {samples[0]['calls']} to {samples[-1]['calls']}: {growth:.1f} MiB")
     if args.out:
         with open(args.out, "w") as handle:
-            json.dump({"dim": args.dim, "surrogate": args.surrogate, "seed": args.seed,
-                       "samples": samples, "growth_mib": growth}, handle, indent=1)
+            json.dump(
+                {
+                    "dim": args.dim,
+                    "surrogate": args.surrogate,
+                    "seed": args.seed,
+                    "samples": samples,
+                    "growth_mib": growth,
+                },
+                handle,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

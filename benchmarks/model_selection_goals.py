@@ -31,8 +31,7 @@ def goal_table(records: list[dict]) -> dict[str, dict]:
     """``{problem: {"median": {method: m}, "n_seeds": {method: n}}}`` for model selection."""
     problems = set(problem_suites()["model_selection"])
     table = summary_table([r for r in records if r["problem"] in problems])
-    return {p: {"median": row["median"], "n_seeds": row["n_seeds"]}
-            for p, row in table.items()}
+    return {p: {"median": row["median"], "n_seeds": row["n_seeds"]} for p, row in table.items()}
 
 
 def verdict(table: dict[str, dict]) -> tuple[list[str], list[str], list[str]]:
@@ -50,13 +49,14 @@ def verdict(table: dict[str, dict]) -> tuple[list[str], list[str], list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results",
-                        default=str(Path(__file__).resolve().parent / "results" / "regret"
-                                    / "grid"))
+    parser.add_argument(
+        "--results", default=str(Path(__file__).resolve().parent / "results" / "regret" / "grid")
+    )
     args = parser.parse_args()
     table = goal_table(load_results(args.results))
-    print("Median best 5-fold CV error after 50 evaluations (n seeds where fewer than "
-          f"{N_SEEDS})\n")
+    print(
+        f"Median best 5-fold CV error after 50 evaluations (n seeds where fewer than {N_SEEDS})\n"
+    )
     print("| data set | " + " | ".join(METHODS) + " |")
     print("|---|" + "---:|" * len(METHODS))
     for problem, row in sorted(table.items()):
@@ -69,11 +69,14 @@ def main() -> None:
             cells.append(f"{row['median'][m]:.4f}" + ("" if n >= N_SEEDS else f" ({n})"))
         print(f"| {problem} | " + " | ".join(cells) + " |")
     won, lost, open_ = verdict(table)
-    state = ("met" if len(won) >= 2 else "not met" if len(won) + len(open_) < 2
-             else "not decided yet")
-    print(f"\nGoal: bwo lowest on at least 2 of 3 data sets. Lowest on {len(won)} "
-          f"({', '.join(won) or 'none'}), not on {len(lost)} ({', '.join(lost) or 'none'}), "
-          f"not judged yet {len(open_)} ({', '.join(open_) or 'none'}): {state}.")
+    state = (
+        "met" if len(won) >= 2 else "not met" if len(won) + len(open_) < 2 else "not decided yet"
+    )
+    print(
+        f"\nGoal: bwo lowest on at least 2 of 3 data sets. Lowest on {len(won)} "
+        f"({', '.join(won) or 'none'}), not on {len(lost)} ({', '.join(lost) or 'none'}), "
+        f"not judged yet {len(open_)} ({', '.join(open_) or 'none'}): {state}."
+    )
 
 
 if __name__ == "__main__":

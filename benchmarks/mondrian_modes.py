@@ -32,8 +32,15 @@ def run(problem_name: str, variant: str, seed: int, n_calls: int, n_candidates: 
     problem = get_problem(problem_name)
     surrogate, _, mode = variant.partition(":")
     params = {"mode": mode} if mode else {}
-    result = minimize(problem, problem.space, n_calls=n_calls, surrogate=surrogate,
-                      surrogate_params=params, n_candidates=n_candidates, random_state=seed)
+    result = minimize(
+        problem,
+        problem.space,
+        n_calls=n_calls,
+        surrogate=surrogate,
+        surrogate_params=params,
+        n_candidates=n_candidates,
+        random_state=seed,
+    )
     return math.log10(max(problem.regret(result.fun), 1e-12))
 
 
@@ -54,29 +61,39 @@ def time_modes() -> None:
     reference = _median_seconds(lambda: ExtraTreesRegressor(100).fit(X, y).predict(C))
     print(f"reference ExtraTreesRegressor(100) fit + predict(50,000): {reference:.3f} s")
     for mode in ["skgarden", "reference", "exact"]:
-        seconds = _median_seconds(lambda mode=mode: make_surrogate(
-            "mondrian", mode=mode, random_state=0).fit(X, y).predict_dist(C))
+        seconds = _median_seconds(
+            lambda mode=mode: (
+                make_surrogate("mondrian", mode=mode, random_state=0).fit(X, y).predict_dist(C)
+            )
+        )
         print(f"mondrian {mode:<10} {seconds:.3f} s  ratio {seconds / reference:.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="+", default=["branin", "hartmann6"])
-    parser.add_argument("--variants", nargs="+",
-                        default=["mondrian:skgarden", "mondrian:reference", "mondrian:exact",
-                                 "bwo"])
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=["mondrian:skgarden", "mondrian:reference", "mondrian:exact", "bwo"],
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n-calls", type=int, default=50)
     parser.add_argument("--n-candidates", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--time", action="store_true",
-                        help="time fit + predict(50,000) per mode instead")
+    parser.add_argument(
+        "--time", action="store_true", help="time fit + predict(50,000) per mode instead"
+    )
     args = parser.parse_args()
     if args.time:
         time_modes()
         return
-    tasks = [(p, v, seed, args.n_calls, args.n_candidates)
-             for p in args.problems for v in args.variants for seed in range(args.seeds)]
+    tasks = [
+        (p, v, seed, args.n_calls, args.n_candidates)
+        for p in args.problems
+        for v in args.variants
+        for seed in range(args.seeds)
+    ]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, *zip(*tasks)))
     table: dict = {}
@@ -87,8 +104,10 @@ def main() -> None:
     for p in args.problems:
         for v in args.variants:
             values = np.array(table[(p, v)])
-            print(f"{p:<12} {v:<20} {np.median(values):8.3f} {np.quantile(values, .25):8.3f} "
-                  f"{np.quantile(values, .75):8.3f}")
+            print(
+                f"{p:<12} {v:<20} {np.median(values):8.3f} {np.quantile(values, 0.25):8.3f} "
+                f"{np.quantile(values, 0.75):8.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -87,49 +87,80 @@ PEERS = ("treebo_mf", "hyperband_random", "treebo_full", "optuna_hyperband", "sm
 
 
 # -- the peers -----------------------------------------------------------------------------
-def run_treebo_mf(problem: MultiFidelityProblem, seed: int, total: float,
-                  random_fraction: float = 0.2) -> tuple[list, list, dict]:
-    result = minimize_multifidelity(problem, problem.space, problem.min_budget,
-                                    problem.max_budget, total, ETA, random_state=seed,
-                                    random_fraction=random_fraction)
-    settings = {"call": "treebo.minimize_multifidelity", "eta": ETA,
-                "random_fraction": random_fraction, "surrogate": "bwo"}
+def run_treebo_mf(
+    problem: MultiFidelityProblem, seed: int, total: float, random_fraction: float = 0.2
+) -> tuple[list, list, dict]:
+    result = minimize_multifidelity(
+        problem,
+        problem.space,
+        problem.min_budget,
+        problem.max_budget,
+        total,
+        ETA,
+        random_state=seed,
+        random_fraction=random_fraction,
+    )
+    settings = {
+        "call": "treebo.minimize_multifidelity",
+        "eta": ETA,
+        "random_fraction": random_fraction,
+        "surrogate": "bwo",
+    }
     return list(result.budgets), _values(result.func_vals), settings
 
 
-def run_treebo_mf_highest(problem: MultiFidelityProblem, seed: int,
-                          total: float) -> tuple[list, list, dict]:
-    result = minimize_multifidelity(problem, problem.space, problem.min_budget,
-                                    problem.max_budget, total, ETA, random_state=seed,
-                                    model_budget="highest")
-    return list(result.budgets), _values(result.func_vals), {
-        "call": "treebo.minimize_multifidelity", "eta": ETA, "model_budget": "highest"}
+def run_treebo_mf_highest(
+    problem: MultiFidelityProblem, seed: int, total: float
+) -> tuple[list, list, dict]:
+    result = minimize_multifidelity(
+        problem,
+        problem.space,
+        problem.min_budget,
+        problem.max_budget,
+        total,
+        ETA,
+        random_state=seed,
+        model_budget="highest",
+    )
+    return (
+        list(result.budgets),
+        _values(result.func_vals),
+        {"call": "treebo.minimize_multifidelity", "eta": ETA, "model_budget": "highest"},
+    )
 
 
-def run_hyperband_random(problem: MultiFidelityProblem, seed: int,
-                         total: float) -> tuple[list, list, dict]:
+def run_hyperband_random(
+    problem: MultiFidelityProblem, seed: int, total: float
+) -> tuple[list, list, dict]:
     budgets, values, settings = run_treebo_mf(problem, seed, total, random_fraction=1.0)
     return budgets, values, {**settings, "surrogate": None}
 
 
-def run_treebo_full(problem: MultiFidelityProblem, seed: int,
-                    total: float) -> tuple[list, list, dict]:
+def run_treebo_full(
+    problem: MultiFidelityProblem, seed: int, total: float
+) -> tuple[list, list, dict]:
     n_calls = int(math.floor(total))
     result = minimize(problem, problem.space, n_calls=n_calls, random_state=seed)
-    return [problem.max_budget] * len(result.func_vals), _values(result.func_vals), {
-        "call": "treebo.minimize", "n_calls": n_calls}
+    return (
+        [problem.max_budget] * len(result.func_vals),
+        _values(result.func_vals),
+        {"call": "treebo.minimize", "n_calls": n_calls},
+    )
 
 
-def run_optuna_hyperband(problem: MultiFidelityProblem, seed: int,
-                         total: float) -> tuple[list, list, dict]:
+def run_optuna_hyperband(
+    problem: MultiFidelityProblem, seed: int, total: float
+) -> tuple[list, list, dict]:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     steps = _rung_steps(problem)
     study = optuna.create_study(
         sampler=optuna.samplers.TPESampler(seed=seed),
-        pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=steps[-1][0],
-                                              reduction_factor=ETA))
+        pruner=optuna.pruners.HyperbandPruner(
+            min_resource=1, max_resource=steps[-1][0], reduction_factor=ETA
+        ),
+    )
     distributions = _optuna_distributions(problem)
     budgets, values, spent, cap = [], [], 0.0, total * problem.max_budget
     while spent < cap * (1 - 1e-12):
@@ -145,19 +176,32 @@ def run_optuna_hyperband(problem: MultiFidelityProblem, seed: int,
                 study.tell(trial, state=optuna.trial.TrialState.PRUNED)
                 break
         else:
-            study.tell(trial, value if value is not None else None,
-                       state=(optuna.trial.TrialState.COMPLETE if value is not None
-                              else optuna.trial.TrialState.FAIL))
+            study.tell(
+                trial,
+                value if value is not None else None,
+                state=(
+                    optuna.trial.TrialState.COMPLETE
+                    if value is not None
+                    else optuna.trial.TrialState.FAIL
+                ),
+            )
         budgets.append(reached)
         values.append(value)
         spent += reached
-    return budgets, values, {"call": "optuna TPESampler + HyperbandPruner, ask and tell",
-                             "min_resource": 1, "max_resource": steps[-1][0],
-                             "reduction_factor": ETA, "charged": "highest budget reached"}
+    return (
+        budgets,
+        values,
+        {
+            "call": "optuna TPESampler + HyperbandPruner, ask and tell",
+            "min_resource": 1,
+            "max_resource": steps[-1][0],
+            "reduction_factor": ETA,
+            "charged": "highest budget reached",
+        },
+    )
 
 
-def run_smac_mf(problem: MultiFidelityProblem, seed: int,
-                total: float) -> tuple[list, list, dict]:
+def run_smac_mf(problem: MultiFidelityProblem, seed: int, total: float) -> tuple[list, list, dict]:
     from smac import MultiFidelityFacade as MF
     from smac import Scenario
     from smac.runhistory.dataclasses import TrialValue
@@ -168,13 +212,22 @@ def run_smac_mf(problem: MultiFidelityProblem, seed: int,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scenario = Scenario(_configspace(problem, seed), deterministic=True,
-                                n_trials=100_000, min_budget=problem.min_budget,
-                                max_budget=problem.max_budget, seed=int(seed),
-                                output_directory=workdir / "smac3_output")
-            smac = MF(scenario, _ask_and_tell_only,
-                      intensifier=MF.get_intensifier(scenario, eta=ETA), overwrite=True,
-                      logging_level=40)
+            scenario = Scenario(
+                _configspace(problem, seed),
+                deterministic=True,
+                n_trials=100_000,
+                min_budget=problem.min_budget,
+                max_budget=problem.max_budget,
+                seed=int(seed),
+                output_directory=workdir / "smac3_output",
+            )
+            smac = MF(
+                scenario,
+                _ask_and_tell_only,
+                intensifier=MF.get_intensifier(scenario, eta=ETA),
+                overwrite=True,
+                logging_level=40,
+            )
             while True:
                 info = smac.ask()
                 budget = int(round(info.budget)) if integer else float(info.budget)
@@ -188,14 +241,26 @@ def run_smac_mf(problem: MultiFidelityProblem, seed: int,
                 spent += budget
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return budgets, values, {"call": "smac.MultiFidelityFacade ask/tell", "eta": ETA,
-                             "deterministic": True, "intensifier": "Hyperband"}
+    return (
+        budgets,
+        values,
+        {
+            "call": "smac.MultiFidelityFacade ask/tell",
+            "eta": ETA,
+            "deterministic": True,
+            "intensifier": "Hyperband",
+        },
+    )
 
 
-RUNNERS = {"treebo_mf": run_treebo_mf, "treebo_mf_highest": run_treebo_mf_highest,
-           "hyperband_random": run_hyperband_random,
-           "treebo_full": run_treebo_full, "optuna_hyperband": run_optuna_hyperband,
-           "smac_mf": run_smac_mf}
+RUNNERS = {
+    "treebo_mf": run_treebo_mf,
+    "treebo_mf_highest": run_treebo_mf_highest,
+    "hyperband_random": run_hyperband_random,
+    "treebo_full": run_treebo_full,
+    "optuna_hyperband": run_optuna_hyperband,
+    "smac_mf": run_smac_mf,
+}
 
 
 def _ask_and_tell_only(config: Any, seed: int = 0, budget: float = 0.0) -> float:
@@ -219,8 +284,10 @@ def _rung_steps(problem: MultiFidelityProblem) -> list[tuple[int, Any]]:
     from treebo.multifidelity import rung_budgets
 
     integer = isinstance(problem.max_budget, int)
-    return [(int(round(b / problem.min_budget)), b) for b in
-            rung_budgets(problem.min_budget, problem.max_budget, ETA, integer)]
+    return [
+        (int(round(b / problem.min_budget)), b)
+        for b in rung_budgets(problem.min_budget, problem.max_budget, ETA, integer)
+    ]
 
 
 def _optuna_distributions(problem: MultiFidelityProblem) -> dict:
@@ -271,8 +338,11 @@ def _from_library(problem: MultiFidelityProblem, values: dict) -> Any:
         else:
             v = float(v)
         point.append(v)
-    return dict(zip(problem.space.names, point)) if problem.space.to_dict()[
-        "points_are_dicts"] else point
+    return (
+        dict(zip(problem.space.names, point))
+        if problem.space.to_dict()["points_are_dicts"]
+        else point
+    )
 
 
 # -- records -------------------------------------------------------------------------------
@@ -280,27 +350,52 @@ def run_key(problem: str, peer: str, seed: int, total: float) -> str:
     return f"{problem}|{peer}|seed={seed}|total_budget={total:g}|eta={ETA}"
 
 
-def build_record(problem: MultiFidelityProblem, peer: str, seed: int, total: float,
-                 budgets: list, values: list, settings: dict, started: str,
-                 wall_time: float) -> dict:
+def build_record(
+    problem: MultiFidelityProblem,
+    peer: str,
+    seed: int,
+    total: float,
+    budgets: list,
+    values: list,
+    settings: dict,
+    started: str,
+    wall_time: float,
+) -> dict:
     spent = np.cumsum(np.asarray(budgets, float)) / float(problem.max_budget)
     best, best_full = math.inf, []
     for b, v in zip(budgets, values):
         if v is not None and b == problem.max_budget:
             best = min(best, v)
         best_full.append(None if math.isinf(best) else best)
-    return to_jsonable({
-        "schema": SCHEMA, "key": run_key(problem.name, peer, seed, total),
-        "problem": problem.name, "peer": peer, "seed": int(seed), "total_budget": total,
-        "min_budget": problem.min_budget, "max_budget": problem.max_budget, "eta": ETA,
-        "optimal_value": problem.optimal_value, "budgets": budgets, "values": values,
-        "spent": spent.tolist(), "best_full": best_full, "n_evaluated": len(values),
-        "settings": settings, "versions": versions(), "started": started,
-        "wall_time": wall_time, "message": ""})
+    return to_jsonable(
+        {
+            "schema": SCHEMA,
+            "key": run_key(problem.name, peer, seed, total),
+            "problem": problem.name,
+            "peer": peer,
+            "seed": int(seed),
+            "total_budget": total,
+            "min_budget": problem.min_budget,
+            "max_budget": problem.max_budget,
+            "eta": ETA,
+            "optimal_value": problem.optimal_value,
+            "budgets": budgets,
+            "values": values,
+            "spent": spent.tolist(),
+            "best_full": best_full,
+            "n_evaluated": len(values),
+            "settings": settings,
+            "versions": versions(),
+            "started": started,
+            "wall_time": wall_time,
+            "message": "",
+        }
+    )
 
 
-def run_grid(problems: list[str], peers: list[str], seeds: list[int], total: float,
-             out: Path) -> None:
+def run_grid(
+    problems: list[str], peers: list[str], seeds: list[int], total: float, out: Path
+) -> None:
     done = set()
     if out.exists():
         done = {r.get("key") for r in load_results(out)}
@@ -317,10 +412,16 @@ def run_grid(problems: list[str], peers: list[str], seeds: list[int], total: flo
                     warnings.simplefilter("ignore")
                     budgets, values, settings = RUNNERS[peer](problem, seed, total)
                 wall = time.perf_counter() - start
-                append_record(out, build_record(problem, peer, seed, total, budgets, values,
-                                                settings, started, wall))
-                print(f"{name:<16} {peer:<18} seed {seed}: {len(values)} evaluations, "
-                      f"{wall:.1f} s", flush=True)
+                append_record(
+                    out,
+                    build_record(
+                        problem, peer, seed, total, budgets, values, settings, started, wall
+                    ),
+                )
+                print(
+                    f"{name:<16} {peer:<18} seed {seed}: {len(values)} evaluations, {wall:.1f} s",
+                    flush=True,
+                )
 
 
 # -- summary -------------------------------------------------------------------------------
@@ -345,15 +446,18 @@ def summary(records: list[dict]) -> dict:
     records = [r for r in records if "peer" in r]
     seeds: dict[str, set] = {}
     for problem in {r["problem"] for r in records}:
-        per_peer = [{r["seed"] for r in records if r["problem"] == problem
-                     and r["peer"] == peer} for peer in PEERS]
+        per_peer = [
+            {r["seed"] for r in records if r["problem"] == problem and r["peer"] == peer}
+            for peer in PEERS
+        ]
         seeds[problem] = set.intersection(*per_peer)
     table: dict[str, dict[str, dict]] = {}
     for record in records:
         if record["seed"] not in seeds[record["problem"]]:
             continue
         cell = table.setdefault(record["problem"], {}).setdefault(
-            record["peer"], {"third": [], "all": [], "seeds": []})
+            record["peer"], {"third": [], "all": [], "seeds": []}
+        )
         if record["seed"] in cell["seeds"]:
             continue
         cell["seeds"].append(record["seed"])
@@ -363,8 +467,14 @@ def summary(records: list[dict]) -> dict:
     out: dict[str, Any] = {"problems": {}}
     reach, best_third, best_all = 0, 0, 0
     for problem, peers in sorted(table.items()):
-        row = {peer: {"third": statistics.median(c["third"]), "all": statistics.median(c["all"]),
-                      "n": len(c["seeds"])} for peer, c in peers.items()}
+        row = {
+            peer: {
+                "third": statistics.median(c["third"]),
+                "all": statistics.median(c["all"]),
+                "n": len(c["seeds"]),
+            }
+            for peer, c in peers.items()
+        }
         out["problems"][problem] = row
         if "treebo_mf" in row and "treebo_full" in row:
             reach += row["treebo_mf"]["third"] <= row["treebo_full"]["all"]
@@ -372,10 +482,12 @@ def summary(records: list[dict]) -> dict:
             peers = [r for peer, r in row.items() if peer in PEERS]
             best_third += all(row["treebo_mf"]["third"] <= r["third"] for r in peers)
             best_all += all(row["treebo_mf"]["all"] <= r["all"] for r in peers)
-    out["goals"] = {"n_problems": len(table),
-                    "treebo_mf_at_third_reaches_full_minimize_final": reach,
-                    "treebo_mf_best_median_at_third": best_third,
-                    "treebo_mf_best_median_at_all": best_all}
+    out["goals"] = {
+        "n_problems": len(table),
+        "treebo_mf_at_third_reaches_full_minimize_final": reach,
+        "treebo_mf_best_median_at_third": best_third,
+        "treebo_mf_best_median_at_all": best_all,
+    }
     return out
 
 
@@ -386,15 +498,21 @@ def format_summary(table: dict) -> str:
         for peer in [*PEERS, *sorted(set(row) - set(PEERS))]:
             if peer in row:
                 cell = row[peer]
-                lines.append(f"  {peer:<18} 1/3: {_shown(cell['third']):>12}   all: "
-                             f"{_shown(cell['all']):>12}   seeds: {cell['n']}")
+                lines.append(
+                    f"  {peer:<18} 1/3: {_shown(cell['third']):>12}   all: "
+                    f"{_shown(cell['all']):>12}   seeds: {cell['n']}"
+                )
     goals = table["goals"]
-    lines.append(f"treebo_mf at 1/3 of the budget reaches full-budget minimize's median final "
-                 f"value on {goals['treebo_mf_at_third_reaches_full_minimize_final']} of "
-                 f"{goals['n_problems']} problems")
-    lines.append(f"treebo_mf has the best median at 1/3 on "
-                 f"{goals['treebo_mf_best_median_at_third']}, at all of the budget on "
-                 f"{goals['treebo_mf_best_median_at_all']} of {goals['n_problems']}")
+    lines.append(
+        f"treebo_mf at 1/3 of the budget reaches full-budget minimize's median final "
+        f"value on {goals['treebo_mf_at_third_reaches_full_minimize_final']} of "
+        f"{goals['n_problems']} problems"
+    )
+    lines.append(
+        f"treebo_mf has the best median at 1/3 on "
+        f"{goals['treebo_mf_best_median_at_third']}, at all of the budget on "
+        f"{goals['treebo_mf_best_median_at_all']} of {goals['n_problems']}"
+    )
     return "\n".join(lines)
 
 
@@ -420,8 +538,7 @@ def _shown(value: float) -> str:
 
 
 # -- parallel speed-up ---------------------------------------------------------------------
-def run_speedup(name: str, workers: list[int], seeds: list[int], total: float,
-                out: Path) -> None:
+def run_speedup(name: str, workers: list[int], seeds: list[int], total: float, out: Path) -> None:
     """Wall time to each best full-budget value, per number of workers (one record each)."""
     done = {r.get("key") for r in load_results(out)} if out.exists() else set()
     for seed in seeds:
@@ -436,18 +553,41 @@ def run_speedup(name: str, workers: list[int], seeds: list[int], total: float,
             def record_time(result: Any, trace: list = trace, start: float = start) -> None:
                 trace.append((time.perf_counter() - start, result.fun))
 
-            result = minimize_multifidelity(problem, problem.space, problem.min_budget,
-                                            problem.max_budget, total, ETA, n_jobs=n,
-                                            random_state=seed, callback=record_time)
+            result = minimize_multifidelity(
+                problem,
+                problem.space,
+                problem.min_budget,
+                problem.max_budget,
+                total,
+                ETA,
+                n_jobs=n,
+                random_state=seed,
+                callback=record_time,
+            )
             wall = time.perf_counter() - start
-            append_record(out, to_jsonable({
-                "schema": SCHEMA, "key": key, "problem": f"speedup_{name}", "workers": n,
-                "seed": seed, "total_budget": total, "seconds": [t for t, _ in trace],
-                "best_full": [None if math.isnan(f) else f for _, f in trace],
-                "wall_time": wall, "fun": result.fun, "n_evaluated": len(result.func_vals),
-                "cpu_count": os.cpu_count(), "versions": versions()}))
-            print(f"{name} workers {n} seed {seed}: {wall:.1f} s, best {result.fun:.5g}",
-                  flush=True)
+            append_record(
+                out,
+                to_jsonable(
+                    {
+                        "schema": SCHEMA,
+                        "key": key,
+                        "problem": f"speedup_{name}",
+                        "workers": n,
+                        "seed": seed,
+                        "total_budget": total,
+                        "seconds": [t for t, _ in trace],
+                        "best_full": [None if math.isnan(f) else f for _, f in trace],
+                        "wall_time": wall,
+                        "fun": result.fun,
+                        "n_evaluated": len(result.func_vals),
+                        "cpu_count": os.cpu_count(),
+                        "versions": versions(),
+                    }
+                ),
+            )
+            print(
+                f"{name} workers {n} seed {seed}: {wall:.1f} s, best {result.fun:.5g}", flush=True
+            )
 
 
 def speedup_summary(records: list[dict]) -> dict:
@@ -460,13 +600,15 @@ def speedup_summary(records: list[dict]) -> dict:
     for n in sorted({r["workers"] for r in records if "workers" in r}):
         times = []
         for r in (r for r in records if r.get("workers") == n):
-            hit = [t for t, f in zip(r["seconds"], r["best_full"]) if f is not None
-                   and f <= target]
+            hit = [t for t, f in zip(r["seconds"], r["best_full"]) if f is not None and f <= target]
             times.append(hit[0] if hit else math.inf)
-        out[str(n)] = {"median_seconds_to_target": statistics.median(times),
-                       "median_wall_time": statistics.median(
-                           r["wall_time"] for r in records if r.get("workers") == n),
-                       "runs": len(times)}
+        out[str(n)] = {
+            "median_seconds_to_target": statistics.median(times),
+            "median_wall_time": statistics.median(
+                r["wall_time"] for r in records if r.get("workers") == n
+            ),
+            "runs": len(times),
+        }
     return out
 
 
@@ -478,18 +620,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--total-budget", type=float, default=TOTAL_BUDGET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/multifidelity"))
     parser.add_argument("--summary", type=Path, help="print the goal figures of these records")
-    parser.add_argument("--speedup", metavar="PROBLEM",
-                        help="time 1 and 2 workers on PROBLEM instead of running the grid")
+    parser.add_argument(
+        "--speedup",
+        metavar="PROBLEM",
+        help="time 1 and 2 workers on PROBLEM instead of running the grid",
+    )
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--markdown", action="store_true",
-                        help="with --summary: print markdown tables for the docs page")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --summary: print markdown tables for the docs page",
+    )
     args = parser.parse_args(argv)
     if args.summary is not None:
         records = load_results(args.summary)
         table = summary(records)
         print(format_markdown(table) if args.markdown else format_summary(table))
-        speed = load_results(args.summary / "speedup") if (args.summary / "speedup").exists() \
-            else []
+        speed = (
+            load_results(args.summary / "speedup") if (args.summary / "speedup").exists() else []
+        )
         if speed:
             print("speed-up:", json.dumps(speedup_summary(speed), indent=1))
         return 0

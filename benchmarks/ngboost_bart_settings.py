@@ -53,19 +53,31 @@ from treebo.surrogates import make_surrogate
 SETTINGS = [
     ("rf (baseline)", "rf", {}),
     ("bwo (baseline)", "bwo", {}),
-    ("ngboost library default 500 x 0.01, leaf 1", "ngboost",
-     dict(n_estimators=500, learning_rate=0.01, min_samples_leaf=1)),
-    ("ngboost 100 x 0.05, leaf 1", "ngboost",
-     dict(n_estimators=100, learning_rate=0.05, min_samples_leaf=1)),
+    (
+        "ngboost library default 500 x 0.01, leaf 1",
+        "ngboost",
+        dict(n_estimators=500, learning_rate=0.01, min_samples_leaf=1),
+    ),
+    (
+        "ngboost 100 x 0.05, leaf 1",
+        "ngboost",
+        dict(n_estimators=100, learning_rate=0.05, min_samples_leaf=1),
+    ),
     ("ngboost 200 x 0.01", "ngboost", dict(n_estimators=200, learning_rate=0.01)),
     ("ngboost 100 x 0.02 (default)", "ngboost", {}),
     ("ngboost 50 x 0.04", "ngboost", dict(n_estimators=50, learning_rate=0.04)),
     ("ngboost 100 x 0.02, minibatch 0.5", "ngboost", dict(minibatch_frac=0.5)),
     ("ngboost 100 x 0.02, depth 2", "ngboost", dict(max_depth=2)),
-    ("bart 200 trees x 100 draws, 1 chain, burn-in 100", "bart",
-     dict(n_trees=200, n_draws=100, n_chains=1, n_burnin=100, thinning=1)),
-    ("bart stochtree-style: 200 x 100, 1 chain after 5 GFR", "bart",
-     dict(n_trees=200, n_draws=100, n_chains=1, n_gfr=5, n_burnin=0, thinning=1)),
+    (
+        "bart 200 trees x 100 draws, 1 chain, burn-in 100",
+        "bart",
+        dict(n_trees=200, n_draws=100, n_chains=1, n_burnin=100, thinning=1),
+    ),
+    (
+        "bart stochtree-style: 200 x 100, 1 chain after 5 GFR",
+        "bart",
+        dict(n_trees=200, n_draws=100, n_chains=1, n_gfr=5, n_burnin=0, thinning=1),
+    ),
     ("bart 50 x 48, 1 chain", "bart", dict(n_chains=1)),
     ("bart 50 x 48, 4 chains, burn-in 200, thin 2 (default)", "bart", {}),
     ("bart 50 x 48, 4 chains, burn-in 100", "bart", dict(n_burnin=100)),
@@ -85,33 +97,70 @@ REGRET_SETTINGS = [
     ("bart (default: leaf 1)", "bart", {}),
     ("bart, leaf 5 (stochtree's default)", "bart", dict(min_samples_leaf=5)),
 ]
-_MIXED_SPACE = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "layers": Integer(1, 4),
-                "activation": Categorical(["relu", "tanh", None]), "batchnorm": Binary()}
+_MIXED_SPACE = {
+    "lr": Real(1e-4, 1.0, prior="log-uniform"),
+    "layers": Integer(1, 4),
+    "activation": Categorical(["relu", "tanh", None]),
+    "batchnorm": Binary(),
+}
 
 
 def _mixed(p: dict) -> float:
     # Minimum 0 at lr = 0.01, 2 layers, relu, no batchnorm.
-    return ((math.log10(p["lr"]) + 2) ** 2 + abs(p["layers"] - 2)
-            + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]] + p["batchnorm"])
+    return (
+        (math.log10(p["lr"]) + 2) ** 2
+        + abs(p["layers"] - 2)
+        + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]]
+        + p["batchnorm"]
+    )
 
 
 def regret_table() -> list[dict]:
     branin = get_problem("branin")
-    print("| setting | Branin log10 regret, 40 calls, seeds 0-2 | mixed best value, 25 calls, "
-          "seeds 10-13 |")
+    print(
+        "| setting | Branin log10 regret, 40 calls, seeds 0-2 | mixed best value, 25 calls, "
+        "seeds 10-13 |"
+    )
     print("| --- | --- | --- |")
     rows = []
     for label, name, params in REGRET_SETTINGS:
-        regrets = [math.log10(max(branin.regret(minimize(
-            branin, branin.space, n_calls=40, surrogate=name, surrogate_params=params,
-            n_candidates=10_000, random_state=seed).fun), 1e-12)) for seed in range(3)]
-        mixed = [minimize(_mixed, _MIXED_SPACE, n_calls=25, surrogate=name,
-                          surrogate_params=params, n_candidates=1000, random_state=seed).fun
-                 for seed in range(10, 14)]
-        print(f"| {label} | {', '.join(f'{r:.2f}' for r in regrets)} | "
-              f"{', '.join(f'{v:.4f}' for v in mixed)} |", flush=True)
-        rows.append(dict(setting=label, surrogate=name, params=params, branin=regrets,
-                         mixed=mixed))
+        regrets = [
+            math.log10(
+                max(
+                    branin.regret(
+                        minimize(
+                            branin,
+                            branin.space,
+                            n_calls=40,
+                            surrogate=name,
+                            surrogate_params=params,
+                            n_candidates=10_000,
+                            random_state=seed,
+                        ).fun
+                    ),
+                    1e-12,
+                )
+            )
+            for seed in range(3)
+        ]
+        mixed = [
+            minimize(
+                _mixed,
+                _MIXED_SPACE,
+                n_calls=25,
+                surrogate=name,
+                surrogate_params=params,
+                n_candidates=1000,
+                random_state=seed,
+            ).fun
+            for seed in range(10, 14)
+        ]
+        print(
+            f"| {label} | {', '.join(f'{r:.2f}' for r in regrets)} | "
+            f"{', '.join(f'{v:.4f}' for v in mixed)} |",
+            flush=True,
+        )
+        rows.append(dict(setting=label, surrogate=name, params=params, branin=regrets, mixed=mixed))
     return rows
 
 
@@ -130,17 +179,28 @@ def quality(name: str, params: dict, n_train: int, seeds: int) -> dict:
         p = model.predict_dist(X[n_train:])
         held_out = y[n_train:]
         std = np.maximum(p.std, 1e-12)
-        rows.append([-norm.logpdf(held_out, p.mean, std).mean(),
-                     np.sqrt(np.mean((held_out - p.mean) ** 2)),
-                     np.mean(np.abs(held_out - p.mean) <= Z90 * std), fit])
+        rows.append(
+            [
+                -norm.logpdf(held_out, p.mean, std).mean(),
+                np.sqrt(np.mean((held_out - p.mean) ** 2)),
+                np.mean(np.abs(held_out - p.mean) <= Z90 * std),
+                fit,
+            ]
+        )
     rows = np.array(rows)
-    return dict(nll=rows[:, 0].mean(), rmse=rows[:, 1].mean(), coverage90=rows[:, 2].mean(),
-                coverage90_min=rows[:, 2].min(), coverage90_max=rows[:, 2].max(),
-                fit=rows[:, 3].mean())
+    return dict(
+        nll=rows[:, 0].mean(),
+        rmse=rows[:, 1].mean(),
+        coverage90=rows[:, 2].mean(),
+        coverage90_min=rows[:, 2].min(),
+        coverage90_max=rows[:, 2].max(),
+        fit=rows[:, 3].mean(),
+    )
 
 
-def iteration_cost(name: str, params: dict, repeats: int, rng: np.random.Generator
-                   ) -> tuple[float, float]:
+def iteration_cost(
+    name: str, params: dict, repeats: int, rng: np.random.Generator
+) -> tuple[float, float]:
     """Median seconds of fit(N=200, D=6) + predict_dist(50,000), and of the reference."""
     X, y = make_friedman1(n_samples=200, n_features=6, noise=1.0, random_state=0)
     times, reference = [], []
@@ -157,17 +217,31 @@ def iteration_cost(name: str, params: dict, repeats: int, rng: np.random.Generat
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[200],
-                        help="training sizes N for the quality table")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[200], help="training sizes N for the quality table"
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3, help="repeats of the cost timing")
-    parser.add_argument("--only", nargs="+", default=None,
-                        help="registry names to run (baselines included only if named)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        help="registry names to run (baselines included only if named)",
+    )
     parser.add_argument("--no-time", action="store_true", help="skip the cost timing")
-    parser.add_argument("--regret", action="store_true",
-                        help="run the short SMBO comparison instead of the settings table")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results"
-                        / "ngboost_bart_settings" / "ngboost_bart_settings.json")
+    parser.add_argument(
+        "--regret",
+        action="store_true",
+        help="run the short SMBO comparison instead of the settings table",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).parent
+        / "results"
+        / "ngboost_bart_settings"
+        / "ngboost_bart_settings.json",
+    )
     args = parser.parse_args()
     if args.regret:
         rows = regret_table()
@@ -179,11 +253,15 @@ def main() -> None:
 
     settings = [s for s in SETTINGS if args.only is None or s[1] in args.only]
     rng = np.random.default_rng(0)
-    print(f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
-          f"{platform.processor() or platform.machine()}")
-    print(f"Friedman-1, 10 features, noise s.d. 1; {N_TEST} held-out points; {args.seeds} seeds. "
-          "Cost: fit N=200, D=6 + predict 50,000; ratio = cost / bare "
-          "ExtraTreesRegressor(100).fit+predict(50,000), same run.\n")
+    print(
+        f"treebo {treebo.__version__}, scikit-learn {sklearn.__version__}, "
+        f"{platform.processor() or platform.machine()}"
+    )
+    print(
+        f"Friedman-1, 10 features, noise s.d. 1; {N_TEST} held-out points; {args.seeds} seeds. "
+        "Cost: fit N=200, D=6 + predict 50,000; ratio = cost / bare "
+        "ExtraTreesRegressor(100).fit+predict(50,000), same run.\n"
+    )
     header = "| setting | N | NLL | RMSE | 90% coverage (min-max) | fit s |"
     if not args.no_time:
         header += " cost s | ratio |"
@@ -194,9 +272,11 @@ def main() -> None:
         cost = None if args.no_time else iteration_cost(name, params, args.repeats, rng)
         for n_train in args.sizes:
             q = quality(name, params, n_train, args.seeds)
-            row = (f"| {label} | {n_train} | {q['nll']:.3f} | {q['rmse']:.3f} | "
-                   f"{q['coverage90']:.3f} ({q['coverage90_min']:.3f}-{q['coverage90_max']:.3f})"
-                   f" | {q['fit']:.2f} |")
+            row = (
+                f"| {label} | {n_train} | {q['nll']:.3f} | {q['rmse']:.3f} | "
+                f"{q['coverage90']:.3f} ({q['coverage90_min']:.3f}-{q['coverage90_max']:.3f})"
+                f" | {q['fit']:.2f} |"
+            )
             record = dict(setting=label, surrogate=name, params=params, N=n_train, **q)
             if cost is not None:
                 row += f" {cost[0]:.2f} | {cost[0] / cost[1]:.2f} |"

@@ -70,8 +70,9 @@ def _peers() -> Any:
     name = "treebo_benchmarks_peers"
     if name not in sys.modules:
         folder = Path(__file__).with_name("peers")
-        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
-                                                      submodule_search_locations=[str(folder)])
+        spec = importlib.util.spec_from_file_location(
+            name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up
         spec.loader.exec_module(module)
@@ -90,26 +91,34 @@ def make_sampler(sampler: str, seed: int) -> tuple[Any, dict]:
     if sampler == "treebo":
         from treebo.integration.optuna import TreeBOSampler
 
-        return TreeBOSampler(seed=seed), {"call": "treebo.integration.optuna.TreeBOSampler",
-                                          "arguments": {"seed": seed}}
+        return TreeBOSampler(seed=seed), {
+            "call": "treebo.integration.optuna.TreeBOSampler",
+            "arguments": {"seed": seed},
+        }
     if sampler == "tpe":
-        return optuna.samplers.TPESampler(seed=seed), {"call": "optuna.samplers.TPESampler",
-                                                       "arguments": {"seed": seed}}
+        return optuna.samplers.TPESampler(seed=seed), {
+            "call": "optuna.samplers.TPESampler",
+            "arguments": {"seed": seed},
+        }
     if sampler == "gp":
         arguments = {"seed": seed, "deterministic_objective": True}
         with warnings.catch_warnings():
             # deterministic_objective is marked experimental
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.samplers.GPSampler(**arguments), {"call": "optuna.samplers.GPSampler",
-                                                            "arguments": arguments}
+            return optuna.samplers.GPSampler(**arguments), {
+                "call": "optuna.samplers.GPSampler",
+                "arguments": arguments,
+            }
     raise ValueError(f"unknown sampler {sampler!r}; choose from {list(SAMPLERS)}")
 
 
 def _suggest_point(trial: Any, problem: Problem) -> Any:
     """The problem's point, one ``suggest_float`` per dimension (in order)."""
     space = problem.space
-    values = [trial.suggest_float(dim.name, dim.low, dim.high, log=dim.prior == "log-uniform")
-              for dim in space.dimensions]
+    values = [
+        trial.suggest_float(dim.name, dim.low, dim.high, log=dim.prior == "log-uniform")
+        for dim in space.dimensions
+    ]
     dicts = isinstance(space.decode(np.zeros((1, space.n_columns)))[0], dict)
     return dict(zip(space.names, values)) if dicts else values
 
@@ -160,32 +169,35 @@ def run_study(problem_name: str, sampler: str, seed: int, n_trials: int = N_TRIA
     study.optimize(objective, n_trials=int(n_trials), n_jobs=1)
     wall = time.perf_counter() - wall
     trials = sorted(study.trials, key=lambda t: t.number)
-    if len(trials) != n_trials or any(t.state != optuna.trial.TrialState.COMPLETE
-                                      for t in trials):
+    if len(trials) != n_trials or any(t.state != optuna.trial.TrialState.COMPLETE for t in trials):
         raise RuntimeError(f"{sampler} on {problem_name}: not {n_trials} complete trials")
     values, best_so_far, regret = trajectory([t.value for t in trials], problem.optimal_value)
     floor = regret_floor(problem.optimal_value)
-    return to_jsonable({
-        "schema": SCHEMA_VERSION,
-        "sampler": sampler,
-        "problem": problem_name,
-        "seed": int(seed),
-        "n_trials": int(n_trials),
-        "optimal_value": problem.optimal_value,
-        "x": x,
-        "values": values,
-        "best_so_far": best_so_far,
-        "best_value": best_so_far[-1],
-        "log10_regret": [math.log10(max(r, floor)) for r in regret],
-        "sample_time": sample_time,
-        "eval_time": eval_time,
-        "wall_time": wall,
-        "settings": {**settings, "study": "optuna.create_study(direction='minimize'), "
-                     "optimize(n_jobs=1)", "suggest": "suggest_float per dimension, "
-                     "log=True for a log-uniform prior"},
-        "versions": {**versions(), **_library_versions(sampler)},
-        "started": started,
-    })
+    return to_jsonable(
+        {
+            "schema": SCHEMA_VERSION,
+            "sampler": sampler,
+            "problem": problem_name,
+            "seed": int(seed),
+            "n_trials": int(n_trials),
+            "optimal_value": problem.optimal_value,
+            "x": x,
+            "values": values,
+            "best_so_far": best_so_far,
+            "best_value": best_so_far[-1],
+            "log10_regret": [math.log10(max(r, floor)) for r in regret],
+            "sample_time": sample_time,
+            "eval_time": eval_time,
+            "wall_time": wall,
+            "settings": {
+                **settings,
+                "study": "optuna.create_study(direction='minimize'), optimize(n_jobs=1)",
+                "suggest": "suggest_float per dimension, log=True for a log-uniform prior",
+            },
+            "versions": {**versions(), **_library_versions(sampler)},
+            "started": started,
+        }
+    )
 
 
 def _done(records: list[dict]) -> dict[tuple[str, str, int], int]:
@@ -197,20 +209,27 @@ def _done(records: list[dict]) -> dict[tuple[str, str, int], int]:
     return done
 
 
-def final_regrets(records: list[dict], n_trials: int, seeds: Sequence[int]
-                  ) -> dict[tuple[str, str], dict[int, float]]:
+def final_regrets(
+    records: list[dict], n_trials: int, seeds: Sequence[int]
+) -> dict[tuple[str, str], dict[int, float]]:
     """(problem, sampler) -> {seed: log10 regret after ``n_trials`` trials} of ``seeds``."""
     out: dict[tuple[str, str], dict[int, float]] = {}
     wanted = set(seeds)
     for r in records:
         if int(r["seed"]) in wanted and int(r["n_trials"]) >= n_trials:
-            out.setdefault((r["problem"], r["sampler"]), {})[int(r["seed"])] = \
-                r["log10_regret"][n_trials - 1]
+            out.setdefault((r["problem"], r["sampler"]), {})[int(r["seed"])] = r["log10_regret"][
+                n_trials - 1
+            ]
     return out
 
 
-def summary(records: list[dict], problems: Sequence[str], samplers: Sequence[str],
-            seeds: Sequence[int], n_trials: int) -> str:
+def summary(
+    records: list[dict],
+    problems: Sequence[str],
+    samplers: Sequence[str],
+    seeds: Sequence[int],
+    n_trials: int,
+) -> str:
     """Markdown: the median final log10 regrets, treebo vs TPE per problem, the verdict."""
     finals = final_regrets(records, n_trials, seeds)
 
@@ -221,10 +240,13 @@ def summary(records: list[dict], problems: Sequence[str], samplers: Sequence[str
         median = statistics.median(got.values())
         return f"{median:.2f}" + ("" if len(got) == len(seeds) else f" ({len(got)}/{len(seeds)})")
 
-    lines = [f"Median log10 simple regret after {n_trials} trials, {len(seeds)} seeds "
-             "(n/N: only n of the N seeds recorded)", "",
-             "| problem | " + " | ".join(samplers) + " | treebo beats TPE |",
-             "|---" * (len(samplers) + 2) + "|"]
+    lines = [
+        f"Median log10 simple regret after {n_trials} trials, {len(seeds)} seeds "
+        "(n/N: only n of the N seeds recorded)",
+        "",
+        "| problem | " + " | ".join(samplers) + " | treebo beats TPE |",
+        "|---" * (len(samplers) + 2) + "|",
+    ]
     wins, complete = 0, 0
     for problem in problems:
         treebo, tpe = finals.get((problem, "treebo"), {}), finals.get((problem, "tpe"), {})
@@ -235,8 +257,9 @@ def summary(records: list[dict], problems: Sequence[str], samplers: Sequence[str
             verdict = "yes" if beats else "no"
         else:
             verdict = "incomplete"
-        lines.append(f"| {problem} | " + " | ".join(cell(problem, s) for s in samplers)
-                     + f" | {verdict} |")
+        lines.append(
+            f"| {problem} | " + " | ".join(cell(problem, s) for s in samplers) + f" | {verdict} |"
+        )
     need = math.ceil(2 * len(problems) / 3)
     missing = len(problems) - complete
     if wins >= need:
@@ -245,27 +268,53 @@ def summary(records: list[dict], problems: Sequence[str], samplers: Sequence[str
         state = "not met"
     else:
         state = f"undecided: {missing} problem(s) lack seeds of treebo or tpe"
-    lines += ["", f"Goal: the treebo sampler beats TPE on at least {need} of {len(problems)} "
-              f"problems. It does on {wins} of the {complete} with every seed of both: {state}."]
+    lines += [
+        "",
+        f"Goal: the treebo sampler beats TPE on at least {need} of {len(problems)} "
+        f"problems. It does on {wins} of the {complete} with every seed of both: {state}.",
+    ]
     return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="The treebo Optuna sampler vs Optuna's TPE and GP samplers on continuous "
-        "problems (records as JSON lines; --summary for the table and the verdict).")
-    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), metavar="NAME",
-                        help=f"continuous problems (default: {' '.join(PROBLEMS)})")
-    parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=SAMPLERS,
-                        help=f"samplers, in this order (default: {' '.join(SAMPLERS)})")
-    parser.add_argument("--seeds", nargs="+", default=["0-9"], metavar="SEEDS",
-                        help="seeds and ranges, e.g. 0-9 (default: 0-9)")
-    parser.add_argument("--n-trials", type=int, default=N_TRIALS,
-                        help=f"trials per study (default: {N_TRIALS})")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help=f"results directory, <out>/<problem>.jsonl (default: {DEFAULT_OUT})")
-    parser.add_argument("--summary", action="store_true",
-                        help="print the summary of the records in --out and run nothing")
+        "problems (records as JSON lines; --summary for the table and the verdict)."
+    )
+    parser.add_argument(
+        "--problems",
+        nargs="+",
+        default=list(PROBLEMS),
+        metavar="NAME",
+        help=f"continuous problems (default: {' '.join(PROBLEMS)})",
+    )
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        default=list(SAMPLERS),
+        choices=SAMPLERS,
+        help=f"samplers, in this order (default: {' '.join(SAMPLERS)})",
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        default=["0-9"],
+        metavar="SEEDS",
+        help="seeds and ranges, e.g. 0-9 (default: 0-9)",
+    )
+    parser.add_argument(
+        "--n-trials", type=int, default=N_TRIALS, help=f"trials per study (default: {N_TRIALS})"
+    )
+    parser.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        help=f"results directory, <out>/<problem>.jsonl (default: {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the summary of the records in --out and run nothing",
+    )
     return parser
 
 
@@ -279,8 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     unknown = [p for p in args.problems if p not in available_problems()]
     if unknown or args.n_trials < 1:
-        print(f"optuna_sampler: unknown problem(s) {unknown}" if unknown else
-              "optuna_sampler: --n-trials must be at least 1", file=sys.stderr)
+        print(
+            f"optuna_sampler: unknown problem(s) {unknown}"
+            if unknown
+            else "optuna_sampler: --n-trials must be at least 1",
+            file=sys.stderr,
+        )
         return 2
     samplers = list(dict.fromkeys(args.samplers))
     out = Path(args.out)
@@ -289,34 +342,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(summary(records, args.problems, samplers, seeds, args.n_trials))
         return 0
     if importlib.util.find_spec("optuna") is None:
-        print("optuna_sampler: needs Optuna; install it with: pip install 'treebo[optuna]'",
-              file=sys.stderr)
+        print(
+            "optuna_sampler: needs Optuna; install it with: pip install 'treebo[optuna]'",
+            file=sys.stderr,
+        )
         return 2
     status = 0
     if "gp" in samplers:
         if importlib.util.find_spec("torch") is None:
-            print("optuna_sampler: skipping gp: Optuna's GPSampler needs torch, which is not "
-                  "installed (pip install torch)", file=sys.stderr)
+            print(
+                "optuna_sampler: skipping gp: Optuna's GPSampler needs torch, which is not "
+                "installed (pip install torch)",
+                file=sys.stderr,
+            )
             samplers.remove("gp")
             status = 1
         else:
             import torch  # noqa: F401 - imported now so that single_thread limits its threads
     done = _done(records)
-    todo = [(problem, sampler, seed) for sampler in samplers for problem in args.problems
-            for seed in seeds if done.get((problem, sampler, seed), 0) < args.n_trials]
+    todo = [
+        (problem, sampler, seed)
+        for sampler in samplers
+        for problem in args.problems
+        for seed in seeds
+        if done.get((problem, sampler, seed), 0) < args.n_trials
+    ]
     with _peers().single_thread():
         for problem, sampler, seed in todo:
             name = f"{problem}/{sampler}/seed {seed}"
             try:
                 record = run_study(problem, sampler, seed, args.n_trials)
             except Exception as error:  # noqa: BLE001 - one failed run must not stop the rest
-                print(f"optuna_sampler: {name} failed: {type(error).__name__}: {error}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"optuna_sampler: {name} failed: {type(error).__name__}: {error}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 status = 1
             else:
                 append_record(out, record)
-                print(f"{name}: log10 regret {record['log10_regret'][-1]:.2f} after "
-                      f"{args.n_trials} trials, {record['wall_time']:.1f} s", flush=True)
+                print(
+                    f"{name}: log10 regret {record['log10_regret'][-1]:.2f} after "
+                    f"{args.n_trials} trials, {record['wall_time']:.1f} s",
+                    flush=True,
+                )
     return status
 
 

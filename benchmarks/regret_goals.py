@@ -38,8 +38,12 @@ from treebo.bench import load_results, regret_curves, surrogate_order
 
 TREE_PEERS = ("skopt_et", "skopt_rf", "smac_rf")
 #: Median final log10 regret of bwo without exploration, over 5 seeds: the regression guard.
-WITHOUT_EXPLORATION = {"branin": -2.47, "michalewicz_2": -5.40, "bohachevsky": -0.10,
-                       "rosenbrock_4": 0.58}
+WITHOUT_EXPLORATION = {
+    "branin": -2.47,
+    "michalewicz_2": -5.40,
+    "bohachevsky": -0.10,
+    "rosenbrock_4": 0.58,
+}
 RESULTS = Path(__file__).resolve().parent / "results" / "regret"
 N_SEEDS = 10
 STALL_GAIN = 0.05  # decades
@@ -86,13 +90,15 @@ def _complete(row: dict, *methods: str) -> bool:
 
 def verdicts(table: dict[str, dict]) -> dict[str, dict]:
     """Each goal: the problems it holds on, fails on, and cannot be judged on yet."""
-    goals: dict[str, dict] = {name: {"met": [], "failed": [], "open": []} for name in
-                              ("best tree peer", "random", "optuna_tpe", "stalls",
-                               "regression")}
+    goals: dict[str, dict] = {
+        name: {"met": [], "failed": [], "open": []}
+        for name in ("best tree peer", "random", "optuna_tpe", "stalls", "regression")
+    }
 
     def judge(goal: str, problem: str, ready: bool, ok: bool, detail: str) -> None:
         goals[goal]["open" if not ready else "met" if ok else "failed"].append(
-            f"{problem} ({detail})")
+            f"{problem} ({detail})"
+        )
 
     for problem, row in sorted(table.items()):
         med = row["median"]
@@ -104,26 +110,48 @@ def verdicts(table: dict[str, dict]) -> dict[str, dict]:
             # unfinished one can only add another peer ahead.
             finished_ahead = _complete(row, "bwo", best) and med[best] < bwo
             ready = finished_ahead or _complete(row, "bwo", *TREE_PEERS)
-            judge("best tree peer", problem, ready, bwo <= med[best],
-                  f"bwo {bwo:.2f}, {best} {med[best]:.2f}")
+            judge(
+                "best tree peer",
+                problem,
+                ready,
+                bwo <= med[best],
+                f"bwo {bwo:.2f}, {best} {med[best]:.2f}",
+            )
         for other, goal in (("random", "random"), ("optuna_tpe", "optuna_tpe")):
             if bwo is not None and other in med:
-                judge(goal, problem, _complete(row, "bwo", other), bwo <= med[other],
-                      f"bwo {bwo:.2f}, {other} {med[other]:.2f}")
+                judge(
+                    goal,
+                    problem,
+                    _complete(row, "bwo", other),
+                    bwo <= med[other],
+                    f"bwo {bwo:.2f}, {other} {med[other]:.2f}",
+                )
         if row["stalled"] is not None:
-            judge("stalls", problem, _complete(row, "bwo"), row["stalled"] <= MAX_STALLED,
-                  f"{row['stalled']} of {row['n_seeds']['bwo']} seeds stall")
+            judge(
+                "stalls",
+                problem,
+                _complete(row, "bwo"),
+                row["stalled"] <= MAX_STALLED,
+                f"{row['stalled']} of {row['n_seeds']['bwo']} seeds stall",
+            )
         guard = WITHOUT_EXPLORATION.get(problem)
         if guard is not None and bwo is not None:
-            judge("regression", problem, _complete(row, "bwo"), bwo <= guard + 1.0,
-                  f"bwo {bwo:.2f}, without exploration {guard:.2f}")
+            judge(
+                "regression",
+                problem,
+                _complete(row, "bwo"),
+                bwo <= guard + 1.0,
+                f"bwo {bwo:.2f}, without exploration {guard:.2f}",
+            )
     return goals
 
 
 def format_table(table: dict[str, dict]) -> str:
     methods = surrogate_order({m for row in table.values() for m in row["median"]})
-    lines = ["| problem | " + " | ".join(methods) + " | bwo seeds stalled |",
-             "|---|" + "---:|" * len(methods) + "---:|"]
+    lines = [
+        "| problem | " + " | ".join(methods) + " | bwo seeds stalled |",
+        "|---|" + "---:|" * len(methods) + "---:|",
+    ]
     for problem, row in sorted(table.items()):
         cells = []
         for m in methods:
@@ -143,12 +171,16 @@ def format_table(table: dict[str, dict]) -> str:
 def plot_grid(table: dict[str, dict], path: str) -> None:
     """Median final log10 regret of each method relative to random search, per problem."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     problems = sorted(table)
-    methods = [m for m in surrogate_order({m for r in table.values() for m in r["median"]})
-               if m != "random"]
+    methods = [
+        m
+        for m in surrogate_order({m for r in table.values() for m in r["median"]})
+        if m != "random"
+    ]
     gaps = np.full((len(problems), len(methods)), np.nan)
     partial = np.zeros(gaps.shape, dtype=bool)
     for i, problem in enumerate(problems):
@@ -188,8 +220,10 @@ def main() -> None:
     goals = verdicts(table)
     print(format_table(table))
     for goal, verdict in goals.items():
-        print(f"\n{goal}: met on {len(verdict['met'])}, failed on {len(verdict['failed'])}, "
-              f"not judged yet on {len(verdict['open'])}")
+        print(
+            f"\n{goal}: met on {len(verdict['met'])}, failed on {len(verdict['failed'])}, "
+            f"not judged yet on {len(verdict['open'])}"
+        )
         for problem in verdict["failed"]:
             print(f"  failed: {problem}")
         for problem in verdict["open"]:
@@ -197,18 +231,21 @@ def main() -> None:
     tpe = goals["optuna_tpe"]
     judged = len(tpe["met"]) + len(tpe["failed"])
     if judged:
-        print(f"\nahead of Optuna TPE on {len(tpe['met'])} of {judged} judged problems "
-              f"(goal: at least two thirds)")
+        print(
+            f"\nahead of Optuna TPE on {len(tpe['met'])} of {judged} judged problems "
+            f"(goal: at least two thirds)"
+        )
     without = RESULTS / "without_exploration"
     if without.is_dir():
-        print("\nwithout exploration over 10 seeds (median final log10 regret), "
-              f"from {without}:")
+        print(f"\nwithout exploration over 10 seeds (median final log10 regret), from {without}:")
         for problem, row in sorted(grid_table(load_results(without)).items()):
             if "bwo" in row["median"] and problem in table:
-                print(f"  {problem}: without exploration {row['median']['bwo']:.2f} "
-                      f"({row['n_seeds']['bwo']} seeds; {row['stalled']} stall), "
-                      f"grid {table[problem]['median'].get('bwo', float('nan')):.2f}, "
-                      f"5-seed figure {WITHOUT_EXPLORATION.get(problem, float('nan')):.2f}")
+                print(
+                    f"  {problem}: without exploration {row['median']['bwo']:.2f} "
+                    f"({row['n_seeds']['bwo']} seeds; {row['stalled']} stall), "
+                    f"grid {table[problem]['median'].get('bwo', float('nan')):.2f}, "
+                    f"5-seed figure {WITHOUT_EXPLORATION.get(problem, float('nan')):.2f}"
+                )
     if args.out:
         with open(args.out, "w") as handle:
             json.dump({"table": table, "goals": goals}, handle, indent=1)

@@ -41,8 +41,9 @@ def _study(path: str, n: int, dims: int, seed: int) -> Optimizer:
     """A study of ``n`` told points (Sobol, then the optimizer's own) on a sum of squares."""
     rng = np.random.default_rng(seed)
     weights = rng.uniform(0.1, 2.0, dims)
-    opt = Optimizer([Real(0, 1) for _ in range(dims)], random_state=seed, storage=path,
-                    n_initial_points=n)   # cheap to build: no model-based asks
+    opt = Optimizer(
+        [Real(0, 1) for _ in range(dims)], random_state=seed, storage=path, n_initial_points=n
+    )  # cheap to build: no model-based asks
     for _ in range(n):
         x = opt.ask()
         opt.tell(x, float(np.sum(weights * (np.asarray(x) - 0.3) ** 2)))
@@ -106,14 +107,22 @@ def main() -> None:
             ("one Optimizer.ask (baseline)", ask),
             ("read_result", _time(lambda: read_result(path), args.repeats)),
             ("fit_surrogate", _time(lambda: fit_surrogate(result), args.repeats)),
-            ("partial_dependence, every dimension", _time(
-                lambda: partial_dependence(result, model=model), args.repeats)),
-            ("  the same, one predict per grid value", _time(
-                lambda: _loop_partial_dependence(result, model, 40, 256), args.repeats)),
-            ("partial_dependence_2d, one pair", _time(
-                lambda: partial_dependence_2d(result, 0, 1, model=model), args.repeats)),
-            ("parameter_importance", _time(
-                lambda: parameter_importance(result, model=model), args.repeats)),
+            (
+                "partial_dependence, every dimension",
+                _time(lambda: partial_dependence(result, model=model), args.repeats),
+            ),
+            (
+                "  the same, one predict per grid value",
+                _time(lambda: _loop_partial_dependence(result, model, 40, 256), args.repeats),
+            ),
+            (
+                "partial_dependence_2d, one pair",
+                _time(lambda: partial_dependence_2d(result, 0, 1, model=model), args.repeats),
+            ),
+            (
+                "parameter_importance",
+                _time(lambda: parameter_importance(result, model=model), args.repeats),
+            ),
         ]
         try:
             import matplotlib
@@ -129,14 +138,17 @@ def main() -> None:
                 fig.savefig(os.path.join(tmp, "objective.png"), dpi=90)
                 plt.close(fig)
 
-            rows += [("plot_objective + savefig (all pairs)", _time(objective_png, 1)),
-                     ("report_html (refit, four figures, table)",
-                      _time(lambda: report_html(result), 1))]
+            rows += [
+                ("plot_objective + savefig (all pairs)", _time(objective_png, 1)),
+                ("report_html (refit, four figures, table)", _time(lambda: report_html(result), 1)),
+            ]
         except ImportError:
             print("(matplotlib missing: no figure or report rows)")
 
-    print(f"treebo {treebo.__version__}; N = {args.n} told trials, D = {args.dims} real "
-          f"dimensions, BwO forest; median of {args.repeats} (figures: 1)\n")
+    print(
+        f"treebo {treebo.__version__}; N = {args.n} told trials, D = {args.dims} real "
+        f"dimensions, BwO forest; median of {args.repeats} (figures: 1)\n"
+    )
     print("| step | seconds | per ask |\n| --- | ---: | ---: |")
     for name, seconds in rows:
         print(f"| {name} | {seconds:.3f} | {seconds / ask:.2f} |")

@@ -68,10 +68,12 @@ def score(problem_name: str, surrogate: str, multiple: float | None, n: int, see
     params = {} if multiple is None else {"diffusion_temperature": multiple * n}
     model = make_surrogate(surrogate, random_state=seed, **params).fit(train, y_train)
     pred = model.predict_dist(test)
-    return {"corr": float(np.corrcoef(pred.mean, y_test)[0, 1]),
-            "rmse": float(np.sqrt(np.mean((pred.mean - y_test) ** 2))),
-            "sd": float(np.sqrt(pred.variance).mean()),
-            "nll": float(gaussian_nll(y_test, pred))}
+    return {
+        "corr": float(np.corrcoef(pred.mean, y_test)[0, 1]),
+        "rmse": float(np.sqrt(np.mean((pred.mean - y_test) ** 2))),
+        "sd": float(np.sqrt(pred.variance).mean()),
+        "nll": float(gaussian_nll(y_test, pred)),
+    }
 
 
 def random_search(problem_name: str, n_calls: int = 100, n_seeds: int = 200) -> list[float]:
@@ -90,20 +92,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="+", default=["bohachevsky", "hartmann6"])
     parser.add_argument("--surrogates", nargs="+", default=["vsglb", "cbsglb"])
-    parser.add_argument("--multiples", nargs="+", type=float, default=[1.0, 10.0, 100.0],
-                        help="inverse temperature beta as a multiple of N (1 = posterior)")
+    parser.add_argument(
+        "--multiples",
+        nargs="+",
+        type=float,
+        default=[1.0, 10.0, 100.0],
+        help="inverse temperature beta as a multiple of N (1 = posterior)",
+    )
     parser.add_argument("--n", nargs="+", type=int, default=[40])
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"
-                                             / "sglb_temperature" / "sglb_temperature.json"))
-    parser.add_argument("--random-search", action="store_true",
-                        help="print the random-search baseline of the problems and stop")
+    parser.add_argument(
+        "--out",
+        default=str(
+            Path(__file__).resolve().parent
+            / "results"
+            / "sglb_temperature"
+            / "sglb_temperature.json"
+        ),
+    )
+    parser.add_argument(
+        "--random-search",
+        action="store_true",
+        help="print the random-search baseline of the problems and stop",
+    )
     args = parser.parse_args()
     if args.random_search:
         for problem in args.problems:
             q25, q50, q75 = np.percentile(random_search(problem), [25, 50, 75])
-            print(f"{problem}: 100 uniform points, log10 regret median {q50:.2f} "
-                  f"[{q25:.2f}, {q75:.2f}] over 200 seeds")
+            print(
+                f"{problem}: 100 uniform points, log10 regret median {q50:.2f} "
+                f"[{q25:.2f}, {q75:.2f}] over 200 seeds"
+            )
         return
 
     configs = [("bwo", None)] + [(s, m) for s in args.surrogates for m in args.multiples]
@@ -114,13 +133,21 @@ def main() -> None:
         for n in args.n:
             for surrogate, multiple in configs:
                 runs = [score(problem, surrogate, multiple, n, seed) for seed in range(args.seeds)]
-                row = {"problem": problem, "n": n, "surrogate": surrogate,
-                       "beta_over_n": multiple, "seeds": args.seeds,
-                       **{k: statistics.median(r[k] for r in runs) for k in runs[0]}}
+                row = {
+                    "problem": problem,
+                    "n": n,
+                    "surrogate": surrogate,
+                    "beta_over_n": multiple,
+                    "seeds": args.seeds,
+                    **{k: statistics.median(r[k] for r in runs) for k in runs[0]},
+                }
                 rows.append(row)
                 label = "–" if multiple is None else f"{multiple:g}"
-                print(f"| {problem} | {n} | {surrogate} | {label} | {row['corr']:.2f} | "
-                      f"{row['rmse']:.2f} | {row['sd']:.2f} | {row['nll']:.2f} |", flush=True)
+                print(
+                    f"| {problem} | {n} | {surrogate} | {label} | {row['corr']:.2f} | "
+                    f"{row['rmse']:.2f} | {row['sd']:.2f} | {row['nll']:.2f} |",
+                    flush=True,
+                )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
 

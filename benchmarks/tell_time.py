@@ -43,15 +43,20 @@ def main() -> None:
     totals, growths = [], []
     for _ in range(args.repeats):
         seconds = tell_all(X, y)
-        first = statistics.fmean(seconds[:args.window])
-        last = statistics.fmean(seconds[-args.window:])
+        first = statistics.fmean(seconds[: args.window])
+        last = statistics.fmean(seconds[-args.window :])
         totals.append(sum(seconds))
         growths.append(last / first)
-        print(f"{args.points} tells: {sum(seconds):.3f} s; per tell {first * 1e6:.0f} us over "
-              f"the first {args.window}, {last * 1e6:.0f} us over the last (growth "
-              f"{last / first:.2f})", flush=True)
-    print(f"median of {args.repeats}: {statistics.median(totals):.3f} s, growth "
-          f"{statistics.median(growths):.2f}")
+        print(
+            f"{args.points} tells: {sum(seconds):.3f} s; per tell {first * 1e6:.0f} us over "
+            f"the first {args.window}, {last * 1e6:.0f} us over the last (growth "
+            f"{last / first:.2f})",
+            flush=True,
+        )
+    print(
+        f"median of {args.repeats}: {statistics.median(totals):.3f} s, growth "
+        f"{statistics.median(growths):.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ myst_heading_anchors = 3
 
 # -- API reference -----------------------------------------------------------------------------
 autosummary_generate = True
-autodoc_typehints = "none"          # numpydoc's Parameters sections carry the types
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
 autodoc_member_order = "bysource"
 numpydoc_show_class_members = False  # the class template lists members with autodoc
 numpydoc_class_members_toctree = False
@@ -64,7 +64,7 @@ numpydoc_validation_checks = {"PR02"}
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "generated/gallery",
-    "filename_pattern": r"/plot_",       # run these; show the others (quickstart) as code
+    "filename_pattern": r"/plot_",  # run these; show the others (quickstart) as code
     "abort_on_example_error": True,
     "download_all_examples": False,
     "remove_config_comments": True,

@@ -31,8 +31,9 @@ def objective(trial):
     alpha = trial.suggest_float("alpha", 1e-6, 1e-1, log=True)
     eta0 = trial.suggest_float("eta0", 1e-4, 1.0, log=True)
     loss = trial.suggest_categorical("loss", ["hinge", "log_loss", "modified_huber"])
-    model = SGDClassifier(alpha=alpha, loss=loss, learning_rate="constant", eta0=eta0,
-                          random_state=0)
+    model = SGDClassifier(
+        alpha=alpha, loss=loss, learning_rate="constant", eta0=eta0, random_state=0
+    )
     for epoch in range(EPOCHS):
         model.partial_fit(X_train, y_train, classes=np.arange(10))
         error = 1.0 - model.score(X_valid, y_valid)
@@ -49,9 +50,11 @@ SAMPLERS = {
 }
 PRUNERS = {
     "Hyperband": lambda: optuna.pruners.HyperbandPruner(
-        min_resource=1, max_resource=EPOCHS, reduction_factor=3),
+        min_resource=1, max_resource=EPOCHS, reduction_factor=3
+    ),
     "successive halving": lambda: optuna.pruners.SuccessiveHalvingPruner(
-        min_resource=1, reduction_factor=3),
+        min_resource=1, reduction_factor=3
+    ),
 }
 
 if __name__ == "__main__":
@@ -61,9 +64,14 @@ if __name__ == "__main__":
             best = []
             for seed in range(3):
                 # Hyperband assigns a trial's bracket from the study's name.
-                study = optuna.create_study(sampler=make_sampler(seed), pruner=make_pruner(),
-                                            study_name=f"sgd-digits-{seed}")
+                study = optuna.create_study(
+                    sampler=make_sampler(seed),
+                    pruner=make_pruner(),
+                    study_name=f"sgd-digits-{seed}",
+                )
                 study.optimize(objective, n_trials=40)
                 best.append(study.best_value)
-            print(f"{pruner_name:>18} {sampler_name:>6}: best validation error "
-                  + " ".join(f"{b:.4f}" for b in best))
+            print(
+                f"{pruner_name:>18} {sampler_name:>6}: best validation error "
+                + " ".join(f"{b:.4f}" for b in best)
+            )

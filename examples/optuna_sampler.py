@@ -42,5 +42,7 @@ if __name__ == "__main__":
         start = time.perf_counter()
         study = optuna.create_study(sampler=sampler)
         study.optimize(objective, n_trials=30)
-        print(f"{name:>13}: best loss {study.best_value:.4f} in "
-              f"{time.perf_counter() - start:.1f} s, at {study.best_params}")
+        print(
+            f"{name:>13}: best loss {study.best_value:.4f} in "
+            f"{time.perf_counter() - start:.1f} s, at {study.best_params}"
+        )

@@ -18,12 +18,13 @@ from treebo.problems import get_problem
 branin = get_problem("branin")
 runs = {}
 for surrogate in ("bwo", "rf"):
-    res = minimize(branin, branin.space, surrogate=surrogate, n_calls=25, n_candidates=2000,
-                   random_state=0)
+    res = minimize(
+        branin, branin.space, surrogate=surrogate, n_calls=25, n_candidates=2000, random_state=0
+    )
     runs[surrogate] = np.minimum.accumulate(res.func_vals)
 
 rng = np.random.default_rng(0)
-initial = Optimizer(branin.space, random_state=0).ask(5)   # the 5 points minimize starts from
+initial = Optimizer(branin.space, random_state=0).ask(5)  # the 5 points minimize starts from
 random_values = [branin(p) for p in initial + branin.space.sample(20, rng)]
 runs["random"] = np.minimum.accumulate(random_values)
 

@@ -26,8 +26,15 @@ p = model.predict_dist(grid[:, None])
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, layout="constrained")
 top.plot(x, y, "k.", ms=4, label="data")
 top.plot(grid, p.mean, color="#d62728", label="mean")
-top.fill_between(grid, p.mean - 1.96 * p.std, p.mean + 1.96 * p.std, color="#d62728",
-                 alpha=0.2, lw=0, label="mean ± 1.96 sd")
+top.fill_between(
+    grid,
+    p.mean - 1.96 * p.std,
+    p.mean + 1.96 * p.std,
+    color="#d62728",
+    alpha=0.2,
+    lw=0,
+    label="mean ± 1.96 sd",
+)
 top.legend(frameon=False, fontsize=8)
 bottom.plot(grid, p.epistemic, label="epistemic (trees disagree)")
 bottom.plot(grid, p.aleatoric, label="aleatoric (leaf variances)")
@@ -39,5 +46,7 @@ bottom.legend(frameon=False, fontsize=8)
 # The epistemic part peaks in the gap without data; the aleatoric part follows
 # the noise, which grows to the right.
 gap = (grid > 0.45) & (grid < 0.55)
-print(f"mean epistemic variance in the gap {p.epistemic[gap].mean():.3f}, "
-      f"elsewhere {p.epistemic[~gap].mean():.3f}")
+print(
+    f"mean epistemic variance in the gap {p.epistemic[gap].mean():.3f}, "
+    f"elsewhere {p.epistemic[~gap].mean():.3f}"
+)

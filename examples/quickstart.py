@@ -20,11 +20,21 @@ def branin(x):
 
 
 if __name__ == "__main__":
-    result = minimize(branin, [Real(-5, 10, name="x1"), Real(0, 15, name="x2")],
-                      surrogate="bwo", n_calls=60, random_state=0, verbose=True)
+    result = minimize(
+        branin,
+        [Real(-5, 10, name="x1"), Real(0, 15, name="x2")],
+        surrogate="bwo",
+        n_calls=60,
+        random_state=0,
+        verbose=True,
+    )
     regret = result.fun - 5 / (4 * math.pi)
-    print(f"best value {result.fun:.5f} (global minimum 0.39789, regret {regret:.2e}) "
-          f"at {[round(v, 4) for v in result.x]}")
-    print(f"median seconds per model-based iteration: fit "
-          f"{sorted(result.fit_time[5:])[len(result.fit_time[5:]) // 2]:.3f}, acquisition "
-          f"{sorted(result.acq_time[5:])[len(result.acq_time[5:]) // 2]:.3f}")
+    print(
+        f"best value {result.fun:.5f} (global minimum 0.39789, regret {regret:.2e}) "
+        f"at {[round(v, 4) for v in result.x]}"
+    )
+    print(
+        f"median seconds per model-based iteration: fit "
+        f"{sorted(result.fit_time[5:])[len(result.fit_time[5:]) // 2]:.3f}, acquisition "
+        f"{sorted(result.acq_time[5:])[len(result.acq_time[5:]) // 2]:.3f}"
+    )

@@ -35,21 +35,27 @@ def unprivileged_prefix():
     the tests run as root and cannot drop them)."""
     if os.geteuid() != 0:
         return []
-    prefix = ["setpriv", f"--reuid={_UNPRIVILEGED}", f"--regid={_UNPRIVILEGED}",
-              "--clear-groups"]
+    prefix = ["setpriv", f"--reuid={_UNPRIVILEGED}", f"--regid={_UNPRIVILEGED}", "--clear-groups"]
     try:
         # treebo.optimizer imports numpy, scipy and scikit-learn: the child must
         # be able to read the environment they are installed in.
-        ok = subprocess.run([*prefix, sys.executable, "-c", "import treebo.optimizer"],
-                            timeout=60,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            capture_output=True).returncode == 0
+        ok = (
+            subprocess.run(
+                [*prefix, sys.executable, "-c", "import treebo.optimizer"],
+                timeout=60,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                capture_output=True,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     if not ok:
-        pytest.skip("running as root, which ignores permission bits, and setpriv cannot "
-                    "run treebo and its dependencies as an unprivileged user here (or the "
-                    "environment is not readable by that user)")
+        pytest.skip(
+            "running as root, which ignores permission bits, and setpriv cannot "
+            "run treebo and its dependencies as an unprivileged user here (or the "
+            "environment is not readable by that user)"
+        )
     return prefix
 
 

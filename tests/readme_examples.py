@@ -32,9 +32,16 @@ SLOW_TIME_LIMIT = 900
 
 #: Optional dependencies -> the extra that installs them (pyproject.toml). A block that
 #: needs one that is not installed is skipped, naming the extra.
-OPTIONAL_MODULES = {"matplotlib": "plot", "dask": "dask", "distributed": "dask",
-                    "ngboost": "ngboost", "stochtree": "bart", "nbclient": "notebooks",
-                    "nbformat": "notebooks", "pandas": "pandas"}
+OPTIONAL_MODULES = {
+    "matplotlib": "plot",
+    "dask": "dask",
+    "distributed": "dask",
+    "ngboost": "ngboost",
+    "stochtree": "bart",
+    "nbclient": "notebooks",
+    "nbformat": "notebooks",
+    "pandas": "pandas",
+}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
@@ -44,7 +51,7 @@ class Block:
     """One ```python block: where it is and what it says."""
 
     path: Path
-    line: int          # line of the opening fence, 1-based
+    line: int  # line of the opening fence, 1-based
     code: str
 
     @property
@@ -65,14 +72,18 @@ class Block:
 def python_blocks(path: Path) -> list[Block]:
     """Every ```python block of a Markdown file, in order."""
     text = path.read_text()
-    return [Block(path, text.count("\n", 0, m.start()) + 1, m.group(1))
-            for m in _FENCE.finditer(text)]
+    return [
+        Block(path, text.count("\n", 0, m.start()) + 1, m.group(1)) for m in _FENCE.finditer(text)
+    ]
 
 
 def doc_pages() -> list[Path]:
     """The Markdown pages under docs/, build output and generated files left out."""
-    return sorted(p for p in DOCS.rglob("*.md")
-                  if not any(part in SKIPPED_DOCS for part in p.relative_to(DOCS).parts))
+    return sorted(
+        p
+        for p in DOCS.rglob("*.md")
+        if not any(part in SKIPPED_DOCS for part in p.relative_to(DOCS).parts)
+    )
 
 
 class BlockTimeout(Exception):
@@ -112,8 +123,11 @@ def skip_if_extra_missing(error: BaseException | None, block: Block) -> None:
     that is not installed; return otherwise (the caller re-raises ``error``)."""
     while error is not None:
         name = (getattr(error, "name", None) or "").partition(".")[0]
-        if (isinstance(error, ImportError) and name in OPTIONAL_MODULES
-                and importlib.util.find_spec(name) is None):
+        if (
+            isinstance(error, ImportError)
+            and name in OPTIONAL_MODULES
+            and importlib.util.find_spec(name) is None
+        ):
             pytest.skip(f"{block.id} needs {name}: pip install 'treebo[{OPTIONAL_MODULES[name]}]'")
         error = error.__cause__
 

@@ -16,21 +16,24 @@ MAX_MIB = 20
 
 def _experiments() -> list[Path]:
     """Every folder that holds result files (other than its manifest)."""
-    folders = {p.parent for pattern in DATA for p in RESULTS.rglob(pattern)
-               if p.name != "manifest.json"}
+    folders = {
+        p.parent for pattern in DATA for p in RESULTS.rglob(pattern) if p.name != "manifest.json"
+    }
     return sorted(folders)
 
 
 def _data_files(folder: Path) -> list[str]:
-    return sorted(p.name for pattern in DATA for p in folder.glob(pattern)
-                  if p.name != "manifest.json")
+    return sorted(
+        p.name for pattern in DATA for p in folder.glob(pattern) if p.name != "manifest.json"
+    )
 
 
 def test_the_results_are_laid_out_by_experiment():
     folders = _experiments()
     assert len(folders) >= 10
-    assert not any(p.is_file() for pattern in DATA for p in RESULTS.glob(pattern)), \
+    assert not any(p.is_file() for pattern in DATA for p in RESULTS.glob(pattern)), (
         "result files go in benchmarks/results/<experiment>/, not in benchmarks/results/"
+    )
 
 
 @pytest.mark.parametrize("folder", _experiments(), ids=lambda p: str(p.relative_to(RESULTS)))
@@ -59,8 +62,12 @@ def test_every_config_writes_into_an_experiment_folder():
 
 
 def test_benchmarks_stays_within_its_size_budget():
-    size = sum(p.stat().st_size for p in (ROOT / "benchmarks").rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts)
+    size = sum(
+        p.stat().st_size
+        for p in (ROOT / "benchmarks").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
     assert size < MAX_MIB * 2**20, (
         f"benchmarks/ holds {size / 2**20:.1f} MiB; compress record files with gzip "
-        f"(<problem>.jsonl.gz) or move superseded records out (budget {MAX_MIB} MiB)")
+        f"(<problem>.jsonl.gz) or move superseded records out (budget {MAX_MIB} MiB)"
+    )

@@ -16,14 +16,37 @@ FAST = ["--n-candidates", "256"]
 def test_list(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for name in ("branin", "hartmann6", "ising", "contamination", "automl_digits", "bwo", "rf",
-                 "ert", "gp", "continuous"):
+    for name in (
+        "branin",
+        "hartmann6",
+        "ising",
+        "contamination",
+        "automl_digits",
+        "bwo",
+        "rf",
+        "ert",
+        "gp",
+        "continuous",
+    ):
         assert name in out
 
 
 def test_minimize_shows_progress_and_the_result(capsys, tmp_path):
-    code = main(["minimize", "branin", "--surrogate", "rf", "--n-calls", "8", "--seed", "2",
-                 *FAST, "--out", str(tmp_path)])
+    code = main(
+        [
+            "minimize",
+            "branin",
+            "--surrogate",
+            "rf",
+            "--n-calls",
+            "8",
+            "--seed",
+            "2",
+            *FAST,
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert "branin/rf [" in captured.err and "8/8" in captured.err and "best=" in captured.err
@@ -35,23 +58,40 @@ def test_minimize_shows_progress_and_the_result(capsys, tmp_path):
 
 
 def test_minimize_with_problem_parameters(capsys):
-    code = main(["minimize", "contamination", "--surrogate", "rf", "--n-calls", "6", "--quiet",
-                 "--param", "instance=466", "--param", "lam=0", *FAST])
+    code = main(
+        [
+            "minimize",
+            "contamination",
+            "--surrogate",
+            "rf",
+            "--n-calls",
+            "6",
+            "--quiet",
+            "--param",
+            "instance=466",
+            "--param",
+            "lam=0",
+            *FAST,
+        ]
+    )
     assert code == 0
     assert "optimum 21.14" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["minimize", "brannin"], r"unknown problem 'brannin'.*'branin'"),
-    (["minimize", "branin", "--surrogate", "xgb"], r"unknown surrogate.*'bwo'"),
-    (["minimize", "ising", "--param", "lambda=1"], r"does not take.*'lam'"),
-    (["minimize", "ising", "--param", "lam"], "KEY=VALUE"),
-    (["bench", "--problems", "nope", "--out", "x"], r"unknown problem 'nope'.*groups"),
-    (["bench", "--problems", "branin"], "--out"),
-    (["bench", "--problems", "branin", "--out", "x", "--seeds", "4-2"], "seeds"),
-    (["plot", "/nonexistent/dir", "--out", "x"], "does not exist"),
-    (["minimize", "automl", "--param", "dataset=authorship"], "authorship"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["minimize", "brannin"], r"unknown problem 'brannin'.*'branin'"),
+        (["minimize", "branin", "--surrogate", "xgb"], r"unknown surrogate.*'bwo'"),
+        (["minimize", "ising", "--param", "lambda=1"], r"does not take.*'lam'"),
+        (["minimize", "ising", "--param", "lam"], "KEY=VALUE"),
+        (["bench", "--problems", "nope", "--out", "x"], r"unknown problem 'nope'.*groups"),
+        (["bench", "--problems", "branin"], "--out"),
+        (["bench", "--problems", "branin", "--out", "x", "--seeds", "4-2"], "seeds"),
+        (["plot", "/nonexistent/dir", "--out", "x"], "does not exist"),
+        (["minimize", "automl", "--param", "dataset=authorship"], "authorship"),
+    ],
+)
 def test_bad_arguments_exit_with_2_and_say_why(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -61,8 +101,23 @@ def test_bad_arguments_exit_with_2_and_say_why(argv, message, capsys):
 
 def test_bench_plot_and_summary(tmp_path, capsys):
     out, figures = tmp_path / "results", tmp_path / "figures"
-    argv = ["bench", "--problems", "branin", "--surrogates", "rf", "ert", "--seeds", "0-1",
-            "--n-calls", "7", "--out", str(out), "--n-jobs", "1", *FAST]
+    argv = [
+        "bench",
+        "--problems",
+        "branin",
+        "--surrogates",
+        "rf",
+        "ert",
+        "--seeds",
+        "0-1",
+        "--n-calls",
+        "7",
+        "--out",
+        str(out),
+        "--n-jobs",
+        "1",
+        *FAST,
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     # The bar counts evaluations: 2 surrogates x 2 seeds x 7 calls.
@@ -77,17 +132,27 @@ def test_bench_plot_and_summary(tmp_path, capsys):
     assert "| problem | ert < rf |" in capsys.readouterr().out
     assert main(["summary", str(out), "--paired", "gp"]) == 2
     assert "no runs of 'gp'" in capsys.readouterr().err
-    pytest.importorskip("matplotlib",
-                        reason="treebo plot needs matplotlib: pip install 'treebo[plot]'")
+    pytest.importorskip(
+        "matplotlib", reason="treebo plot needs matplotlib: pip install 'treebo[plot]'"
+    )
     assert main(["plot", str(out), "--out", str(figures)]) == 0
     assert (figures / "branin.png").exists()
 
 
 def test_bench_config_file(tmp_path, capsys):
     config = tmp_path / "grid.json"
-    config.write_text(json.dumps({"problems": ["bohachevsky"], "surrogates": ["rf"],
-                                  "seeds": ["3"], "n_calls": 6, "out": str(tmp_path / "r"),
-                                  "overrides": {"n_candidates": 256}}))
+    config.write_text(
+        json.dumps(
+            {
+                "problems": ["bohachevsky"],
+                "surrogates": ["rf"],
+                "seeds": ["3"],
+                "n_calls": 6,
+                "out": str(tmp_path / "r"),
+                "overrides": {"n_candidates": 256},
+            }
+        )
+    )
     assert main(["bench", "--config", str(config), "--quiet"]) == 0
     (line,) = (tmp_path / "r" / "bohachevsky.jsonl").read_text().splitlines()
     assert json.loads(line)["seed"] == 3
@@ -97,46 +162,89 @@ def test_bench_config_file(tmp_path, capsys):
 
 
 def test_failed_runs_exit_with_1(tmp_path, capsys):
-    argv = ["bench", "--problems", "ising", "--surrogates", "rf", "--seeds", "0", "--n-calls",
-            "6", "--param", "ising:lam=-1", "--out", str(tmp_path), "--quiet", *FAST]
+    argv = [
+        "bench",
+        "--problems",
+        "ising",
+        "--surrogates",
+        "rf",
+        "--seeds",
+        "0",
+        "--n-calls",
+        "6",
+        "--param",
+        "ising:lam=-1",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+        *FAST,
+    ]
     assert main(argv) == 1
     assert "ising/rf/seed 0" in capsys.readouterr().err
 
 
 def test_python_dash_m_treebo():
-    done = subprocess.run([sys.executable, "-m", "treebo", "summary", "/nonexistent"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "treebo", "summary", "/nonexistent"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2 and "does not exist" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "treebo", "frobnicate"], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "treebo", "frobnicate"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 2 and "invalid choice" in done.stderr
 
 
 # Modules that `import treebo`, `treebo --help` and `treebo list` must not load: together
 # they took seconds (scikit-learn, SciPy's optimizers, and pandas, sympy and matplotlib
 # through ngboost). Listing the problems needs NumPy and SciPy's special functions.
-HEAVY = ("sklearn", "scipy.optimize", "scipy.stats", "pandas", "matplotlib", "dask", "ngboost",
-         "stochtree", "qmcpy", "treebo.optimizer", "treebo.loop", "treebo.surrogates.base")
+HEAVY = (
+    "sklearn",
+    "scipy.optimize",
+    "scipy.stats",
+    "pandas",
+    "matplotlib",
+    "dask",
+    "ngboost",
+    "stochtree",
+    "qmcpy",
+    "treebo.optimizer",
+    "treebo.loop",
+    "treebo.surrogates.base",
+)
 
 
 def _loaded_after(code, modules=HEAVY):
     probe = f"import sys\n{code}\nprint(sorted(m for m in {modules!r} if m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()[-1]
 
 
 def test_import_help_and_list_load_no_heavy_module():
     assert _loaded_after("import treebo", (*HEAVY, "numpy")) == "[]"
-    assert _loaded_after("from treebo.cli import main\ntry:\n    main(['--help'])\n"
-                         "except SystemExit:\n    pass", (*HEAVY, "numpy")) == "[]"
+    assert (
+        _loaded_after(
+            "from treebo.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+            (*HEAVY, "numpy"),
+        )
+        == "[]"
+    )
     assert _loaded_after("from treebo.cli import main\nmain(['list'])") == "[]"
     # The public names still resolve, to the objects their modules define.
-    assert _loaded_after("from treebo import minimize, Real, Optimizer, Prediction\n"
-                         "import treebo.loop, treebo.space\n"
-                         "assert minimize is treebo.loop.minimize\n"
-                         "assert Real is treebo.space.Real") != "[]"
+    assert (
+        _loaded_after(
+            "from treebo import minimize, Real, Optimizer, Prediction\n"
+            "import treebo.loop, treebo.space\n"
+            "assert minimize is treebo.loop.minimize\n"
+            "assert Real is treebo.space.Real"
+        )
+        != "[]"
+    )
 
 
 def test_list_names_the_extra_of_a_missing_surrogate(monkeypatch, capsys):
@@ -150,8 +258,9 @@ def test_list_names_the_extra_of_a_missing_surrogate(monkeypatch, capsys):
 def test_a_closed_standard_output_gives_no_traceback():
     # `treebo list | head -2`: the reader is gone before treebo writes. Python's docs advise
     # exit status 1 and nothing on stderr.
-    proc = subprocess.Popen([sys.executable, "-m", "treebo", "list"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treebo", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     proc.stdout.close()
     stderr = proc.stderr.read().decode()
     proc.stderr.close()
@@ -167,13 +276,24 @@ def _stored_trials(path):
 
 def test_minimize_storage_records_every_trial_and_an_identical_call_resumes(tmp_path, capsys):
     db = tmp_path / "study.db"
-    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "7", "--seed", "1", *FAST,
-            "--storage", str(db), "--quiet"]
+    argv = [
+        "minimize",
+        "branin",
+        "--surrogate",
+        "rf",
+        "--n-calls",
+        "7",
+        "--seed",
+        "1",
+        *FAST,
+        "--storage",
+        str(db),
+        "--quiet",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     trials = _stored_trials(db)
-    assert [(number, status) for number, status, _ in trials] == [(i, "complete")
-                                                                  for i in range(7)]
+    assert [(number, status) for number, status, _ in trials] == [(i, "complete") for i in range(7)]
     assert f"best value {min(value for *_, value in trials):.10g}" in out
     assert "7 evaluations, 7 of them in this call" in out
 
@@ -190,8 +310,17 @@ def test_minimize_storage_resumes_an_interrupted_run(tmp_path, capsys, monkeypat
     from treebo.problems.continuous import Branin
 
     db = tmp_path / "study.db"
-    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "8", *FAST, "--storage",
-            str(db)]
+    argv = [
+        "minimize",
+        "branin",
+        "--surrogate",
+        "rf",
+        "--n-calls",
+        "8",
+        *FAST,
+        "--storage",
+        str(db),
+    ]
     evaluate, calls = Branin.evaluate, []
 
     def interrupted_at_the_sixth(self, x):
@@ -226,8 +355,18 @@ def test_minimize_storage_of_another_run_is_refused(tmp_path, capsys):
 
 
 def test_minimize_out_never_writes_a_second_record_of_a_run(tmp_path, capsys):
-    argv = ["minimize", "branin", "--surrogate", "rf", "--n-calls", "6", *FAST, "--out",
-            str(tmp_path), "--quiet"]
+    argv = [
+        "minimize",
+        "branin",
+        "--surrogate",
+        "rf",
+        "--n-calls",
+        "6",
+        *FAST,
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     path = tmp_path / "branin.jsonl"
@@ -252,8 +391,18 @@ def test_minimize_runs_and_resumes_a_conditional_problem(tmp_path, capsys):
     from treebo.storage import read_study
 
     db = tmp_path / "models.db"
-    argv = ["minimize", "model_selection_wine", "--surrogate", "rf", "--n-calls", "12", *FAST,
-            "--storage", str(db), "--quiet"]
+    argv = [
+        "minimize",
+        "model_selection_wine",
+        "--surrogate",
+        "rf",
+        "--n-calls",
+        "12",
+        *FAST,
+        "--storage",
+        str(db),
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert main([*argv[:5], "14", *argv[6:]]) == 0
     assert "14 evaluations, 2 of them in this call" in capsys.readouterr().out
@@ -270,16 +419,30 @@ def test_minimize_runs_and_resumes_a_conditional_problem(tmp_path, capsys):
 
 # -- faults: an --out or a storage that cannot be used is one line, before the run ---------
 
+
 @pytest.mark.fault
 def test_an_out_that_is_a_file_is_refused_before_the_run(capsys, tmp_path):
     out = tmp_path / "results"
     out.write_text("not a directory\n")
-    code = main(["minimize", "branin", "--surrogate", "rf", "--n-calls", "8", "--quiet",
-                 *FAST, "--out", str(out)])
+    code = main(
+        [
+            "minimize",
+            "branin",
+            "--surrogate",
+            "rf",
+            "--n-calls",
+            "8",
+            "--quiet",
+            *FAST,
+            "--out",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""  # nothing ran
-    assert captured.err.strip() == (f"treebo minimize: error: --out {out}: {out} is a file, "
-                                    "not a directory; nothing was run")
+    assert captured.err.strip() == (
+        f"treebo minimize: error: --out {out}: {out} is a file, not a directory; nothing was run"
+    )
     assert out.read_text() == "not a directory\n"
 
 
@@ -287,20 +450,37 @@ def _treebo_as(prefix, *args):
     from pathlib import Path
 
     import treebo
+
     env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
-    return subprocess.run([*prefix, sys.executable, "-m", "treebo", *args], env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "treebo", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.fault
 def test_an_unwritable_out_or_storage_is_one_line_and_a_failure_before_the_run(
-        user_dir, unprivileged_prefix):
+    user_dir, unprivileged_prefix
+):
     locked = user_dir / "locked"
     locked.mkdir(mode=0o555)
     os.chown(locked, *(user_dir.stat().st_uid, user_dir.stat().st_gid))
     for args in (["--out", str(locked)], ["--storage", str(locked / "s.db")]):
-        proc = _treebo_as(unprivileged_prefix, "minimize", "branin", "--surrogate", "rf",
-                       "--n-calls", "8", "--quiet", *FAST, *args)
+        proc = _treebo_as(
+            unprivileged_prefix,
+            "minimize",
+            "branin",
+            "--surrogate",
+            "rf",
+            "--n-calls",
+            "8",
+            "--quiet",
+            *FAST,
+            *args,
+        )
         assert proc.returncode != 0 and proc.stdout == "", proc.stderr
         (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
         assert line.startswith("treebo minimize: error: ") and str(locked) in line
@@ -354,14 +534,29 @@ def _loss(x):
 
 def _treebo(*argv, cwd, timeout=600):
     env = {**__import__("os").environ, "PYTHONPATH": f"{ROOT}:{cwd}"}
-    return subprocess.run([sys.executable, "-m", "treebo", *map(str, argv)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "treebo", *map(str, argv)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_minimize_a_function_in_a_file_and_resume_it(tmp_path):
     (tmp_path / "objective.py").write_text(OBJECTIVE)
-    done = _treebo("minimize", "objective.py:loss", "--n-calls", 8, "--storage", "s.db",
-                   "--n-candidates", 256, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "objective.py:loss",
+        "--n-calls",
+        8,
+        "--storage",
+        "s.db",
+        "--n-candidates",
+        256,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "8/8" in done.stderr  # the progress bar
     assert "study s.db: 8 evaluations, 8 of them in this call" in done.stdout
@@ -373,12 +568,29 @@ def test_minimize_a_function_in_a_file_and_resume_it(tmp_path):
     assert f"best value {best['value']:.10g}" in done.stdout
     assert json.loads(done.stdout.split("x = ", 1)[1]) == best["x"]
 
-    done = _treebo("minimize", "objective.py:loss", "--n-calls", 10, "--storage", "s.db",
-                   *USER_FAST, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "objective.py:loss",
+        "--n-calls",
+        10,
+        "--storage",
+        "s.db",
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "10 evaluations, 2 of them in this call" in done.stdout
-    done = _treebo("minimize", "objective.py:loss", "--n-calls", 12, "--storage", "s.db",
-                   "--maximize", *USER_FAST, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "objective.py:loss",
+        "--n-calls",
+        12,
+        "--storage",
+        "s.db",
+        "--maximize",
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2 and "direction: stored None, given 'maximize'" in done.stderr
 
 
@@ -386,13 +598,25 @@ def test_minimize_module_function_with_a_space_file_and_maximize(tmp_path):
     package = tmp_path / "mypkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "model.py").write_text(OBJECTIVE.replace("loss.space =", "unused =")
-                                      .replace("buggy.space = loss.space", ""))
+    (package / "model.py").write_text(
+        OBJECTIVE.replace("loss.space =", "unused =").replace("buggy.space = loss.space", "")
+    )
     (tmp_path / "space.toml").write_text(SPACE_TOML)
     done = _treebo("minimize", "mypkg.model:loss", "--n-calls", 7, *USER_FAST, cwd=tmp_path)
     assert done.returncode == 2 and "has no search space: give --space FILE" in done.stderr
-    done = _treebo("minimize", "mypkg.model:loss", "--space", "space.toml", "--n-calls", 7,
-                   "--maximize", "--storage", "m.db", *USER_FAST, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "mypkg.model:loss",
+        "--space",
+        "space.toml",
+        "--n-calls",
+        7,
+        "--maximize",
+        "--storage",
+        "m.db",
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     meta, rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "m.db")
     assert meta["settings"]["direction"] == "maximize"
@@ -409,24 +633,46 @@ def test_minimize_module_function_with_a_space_file_and_maximize(tmp_path):
 
 def test_an_objective_with_a_bug_is_reported_at_once_and_stops_the_run(tmp_path):
     (tmp_path / "objective.py").write_text(OBJECTIVE)
-    done = _treebo("minimize", "objective.py:buggy", "--n-calls", 30, "--storage", "b.db",
-                   *USER_FAST, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "objective.py:buggy",
+        "--n-calls",
+        30,
+        "--storage",
+        "b.db",
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     err = done.stderr
-    first = err.index("treebo: warning: trial 0 failed (the first failed evaluation of this "
-                      "run; it is recorded as failed and the run goes on; result.errors lists "
-                      "every failure): NameError: name 'undefined_name' is not defined")
+    first = err.index(
+        "treebo: warning: trial 0 failed (the first failed evaluation of this "
+        "run; it is recorded as failed and the run goes on; result.errors lists "
+        "every failure): NameError: name 'undefined_name' is not defined"
+    )
     # The user's frame of the failure, then the reason the run stopped.
     assert err.index('objective.py", line 10, in buggy') > first
-    assert ("treebo minimize: error: the objective raised NameError in each of the first 5 "
-            "evaluations (trials 0 to 4, recorded as failed in b.db); the run stopped") in err
+    assert (
+        "treebo minimize: error: the objective raised NameError in each of the first 5 "
+        "evaluations (trials 0 to 4, recorded as failed in b.db); the run stopped"
+    ) in err
     assert "failures.py" not in err and "treebo/parallel/" not in err
-    assert err.endswith("treebo minimize: on the command line, --catch NameError makes such "
-                        "failures expected ones\n")
+    assert err.endswith(
+        "treebo minimize: on the command line, --catch NameError makes such "
+        "failures expected ones\n"
+    )
     assert _stored_trials(tmp_path / "b.db") == [(i, "failed", None) for i in range(5)]
     # Named in --catch, the same failures are expected ones: the run spends its budget.
-    done = _treebo("minimize", "objective.py:buggy", "--n-calls", 7, "--catch", "NameError",
-                   *USER_FAST, cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "objective.py:buggy",
+        "--n-calls",
+        7,
+        "--catch",
+        "NameError",
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 1 and "no successful evaluation in 7" in done.stdout
 
 
@@ -462,9 +708,24 @@ def test_minimize_runs_a_command_per_evaluation(tmp_path, json_field):
     (tmp_path / "space.json").write_text(PLAIN_SPACE)
     command = f"{sys.executable} train.py --lr {{lr}} --depth {{depth}} --kernel {{kernel}}"
     extra = ["--json-field", json_field] if json_field else []
-    done = _treebo("minimize", "--command", command, "--space", "space.json", "--n-calls", 12,
-                   "--timeout", 5, "--storage", "c.db", "--seed", 1, *extra, *USER_FAST,
-                   cwd=tmp_path)
+    done = _treebo(
+        "minimize",
+        "--command",
+        command,
+        "--space",
+        "space.json",
+        "--n-calls",
+        12,
+        "--timeout",
+        5,
+        "--storage",
+        "c.db",
+        "--seed",
+        1,
+        *extra,
+        *USER_FAST,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "c.db")[1]
     assert len(rows) == 12
@@ -487,8 +748,10 @@ def test_command_needs_a_space_and_known_placeholders(tmp_path, capsys):
     assert main(["minimize", "--command", "echo {lr}"]) == 2
     assert "--command needs --space FILE" in capsys.readouterr().err
     assert main(["minimize", "--command", "echo {learning_rate}", "--space", space]) == 2
-    assert ("placeholder {learning_rate} names no dimension; the dimensions are ['lr', 'depth', "
-            "'kernel']") in capsys.readouterr().err
+    assert (
+        "placeholder {learning_rate} names no dimension; the dimensions are ['lr', 'depth', "
+        "'kernel']"
+    ) in capsys.readouterr().err
     assert main(["minimize", "branin", "--space", space]) == 2
     assert "--space apply to a user's objective" in capsys.readouterr().err
     assert main(["minimize", "nofile.py:f"]) == 2
@@ -520,16 +783,23 @@ def test_processes_ask_and_tell_one_study_at_once(tmp_path):
     (tmp_path / "space.toml").write_text(SPACE_TOML)
     (tmp_path / "worker.py").write_text(ASK_TELL_WORKER.format(n=3))
     env = {**__import__("os").environ, "PYTHONPATH": ROOT}
-    workers = [subprocess.Popen([sys.executable, "worker.py"], cwd=tmp_path, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for _ in range(3)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "worker.py"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     seen = []
     for worker in workers:
         out, err = worker.communicate(timeout=900)
         assert worker.returncode == 0, err
         seen += [json.loads(line) for line in out.splitlines()]
-    meta, rows = __import__("treebo.shared_study").shared_study.read_shared(
-        tmp_path / "shared.db")
+    meta, rows = __import__("treebo.shared_study").shared_study.read_shared(tmp_path / "shared.db")
     # Nine asks, nine distinct trials, each told once with its worker's value: none lost,
     # none given to two workers.
     assert sorted(s["trial"] for s in seen) == list(range(9))
@@ -569,8 +839,22 @@ def test_ask_and_tell_errors_and_show(tmp_path, capsys):
 
     # A study made by ask and tell goes on with minimize (its seed and settings are adopted).
     (tmp_path / "objective.py").write_text(OBJECTIVE)
-    assert main(["minimize", f"{tmp_path / 'objective.py'}:loss", "--space", str(space),
-                 "--storage", db, "--n-calls", "4", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "minimize",
+                f"{tmp_path / 'objective.py'}:loss",
+                "--space",
+                str(space),
+                "--storage",
+                db,
+                "--n-calls",
+                "4",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "4 evaluations, 2 of them in this call" in capsys.readouterr().out
     rows = __import__("treebo.shared_study").shared_study.read_shared(db)[1]
     assert [r["status"] for r in rows] == ["complete", "failed", "complete", "complete"]

@@ -10,10 +10,17 @@ from treebo.command import CommandError, CommandObjective, last_number
 PY = sys.executable
 
 
-@pytest.mark.parametrize("text, value", [
-    ("loss 0.25\n", 0.25), ("epoch 3/10\nval_loss=1.5e-3.\n", 1.5e-3), ("-2", -2.0),
-    ("resnet50 done: 7\nsaved resnet50", 7.0), ("x\n", None), ("result: nan", float("nan")),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("loss 0.25\n", 0.25),
+        ("epoch 3/10\nval_loss=1.5e-3.\n", 1.5e-3),
+        ("-2", -2.0),
+        ("resnet50 done: 7\nsaved resnet50", 7.0),
+        ("x\n", None),
+        ("result: nan", float("nan")),
+    ],
+)
 def test_last_number(text, value):
     found = last_number(text)
     if value is None or value != value:
@@ -27,15 +34,19 @@ def test_values_fill_the_placeholders_as_single_arguments(tmp_path):
     func = CommandObjective([PY, "-c", script, "{name}", "{lr}"], ["name", "lr"])
     # A value with spaces and shell characters stays one argument; a float keeps every digit.
     assert func({"name": "a b; rm -rf x", "lr": 0.1 + 0.2}) == (0.1 + 0.2) * 2
-    shell = CommandObjective(f"{PY} -c 'import sys; print(sys.argv[1])' {{name}}", ["name"],
-                             shell=True)
+    shell = CommandObjective(
+        f"{PY} -c 'import sys; print(sys.argv[1])' {{name}}", ["name"], shell=True
+    )
     assert shell({"name": "3.5 $(echo 7)"}) == 7.0  # quoted: one argument, last number 7
 
 
 def test_json_field_exit_status_and_timeout(tmp_path):
     # Doubled braces are literal ones; {x} is the placeholder.
-    ok = CommandObjective([PY, "-c", "import json; print(json.dumps({{'m': {{'loss': {x}}}}}))"],
-                          ["x"], json_field="m.loss")
+    ok = CommandObjective(
+        [PY, "-c", "import json; print(json.dumps({{'m': {{'loss': {x}}}}}))"],
+        ["x"],
+        json_field="m.loss",
+    )
     assert ok({"x": 4}) == 4
     missing = CommandObjective([PY, "-c", "print('{{\"a\": 1}}')"], ["x"], json_field="loss")
     with pytest.raises(CommandError, match=r"no field 'loss' \(at 'loss'; keys there: \['a'\]\)"):

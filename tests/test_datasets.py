@@ -30,15 +30,21 @@ def test_many_and_cubic_use_the_official_sobol_call_and_noise():
     many = make_1d_example("many")
     x = _paper_sobol(50) * 10.0 - 5.0
     np.testing.assert_allclose(many.X_train, x, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(many.y_train,
-                               (np.sin(x) + np.random.RandomState(42).randn(50, 1) * 0.2)[:, 0],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        many.y_train,
+        (np.sin(x) + np.random.RandomState(42).randn(50, 1) * 0.2)[:, 0],
+        rtol=0,
+        atol=1e-12,
+    )
     cubic = make_1d_example("cubic")
     x = _paper_sobol(10) * 15.0 - 7.5
     np.testing.assert_allclose(cubic.X_train, x, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cubic.y_train,
-                               (x**3 + np.random.RandomState(42).randn(10, 1) * 100.0)[:, 0],
-                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        cubic.y_train,
+        (x**3 + np.random.RandomState(42).randn(10, 1) * 100.0)[:, 0],
+        rtol=0,
+        atol=1e-9,
+    )
     np.testing.assert_array_equal(cubic.X_test[:, 0], np.linspace(-10.0, 10.0, 201))
     np.testing.assert_array_equal(cubic.y_test, np.linspace(-10.0, 10.0, 201) ** 3)
 
@@ -72,12 +78,15 @@ def test_encode_maps_the_domain_to_the_unit_interval_and_fit_predict_uses_it():
     np.testing.assert_allclose(at_train, example.y_train)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(name="sine"), "name must be one of"),
-    (dict(name="few", noise_seed=-1), "noise_seed must be an integer"),
-    (dict(name="few", n_test=1), "n_test must be an integer >= 2"),
-    (dict(name="many", design_seed=1.5), "design_seed must be an integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="sine"), "name must be one of"),
+        (dict(name="few", noise_seed=-1), "noise_seed must be an integer"),
+        (dict(name="few", n_test=1), "n_test must be an integer >= 2"),
+        (dict(name="many", design_seed=1.5), "design_seed must be an integer"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_1d_example(**kwargs)

@@ -22,11 +22,13 @@ def _prediction(mean, variance, epistemic=None):
     mean = np.asarray(mean, dtype=float)
     variance = np.broadcast_to(np.asarray(variance, dtype=float), mean.shape).copy()
     epistemic = variance if epistemic is None else np.asarray(epistemic, dtype=float)
-    return Prediction(mean=mean, variance=variance, epistemic=epistemic,
-                      aleatoric=variance - epistemic)
+    return Prediction(
+        mean=mean, variance=variance, epistemic=epistemic, aleatoric=variance - epistemic
+    )
 
 
 # -- KL ---------------------------------------------------------------------------------------
+
 
 def test_kl_of_identical_normals_is_zero():
     mean = np.array([-3.0, 0.0, 1e6])
@@ -41,8 +43,9 @@ def test_kl_matches_the_closed_form():
     assert expected == pytest.approx(0.3465736, abs=1e-7)
 
 
-@pytest.mark.parametrize("m1, v1, m2, v2", [(0.0, 1.0, 1.0, 2.0), (0.3, 0.05, -0.2, 1.5),
-                                            (2.0, 4.0, 0.0, 0.25)])
+@pytest.mark.parametrize(
+    "m1, v1, m2, v2", [(0.0, 1.0, 1.0, 2.0), (0.3, 0.05, -0.2, 1.5), (2.0, 4.0, 0.0, 0.25)]
+)
 def test_kl_agrees_with_a_monte_carlo_estimate(m1, v1, m2, v2):
     # E_p[log p(x) - log q(x)] from 10^6 draws. Measured (seed 0): estimates 0.34574,
     # 1.30164, 14.0862 against 0.34657, 1.30060, 14.1137, with standard errors
@@ -68,7 +71,8 @@ def test_zero_variance_is_floored():
     assert floored == pytest.approx(kl_normal(0.0, 1e-6, 0.0, 1.0))
     # The reverse direction blows up as the floor goes down: 1 / (2 floor).
     assert kl_normal(0.0, 1.0, 0.0, 0.0, min_variance=1e-6) == pytest.approx(
-        0.5 * (1e6 - 1 - math.log(1e6)))
+        0.5 * (1e6 - 1 - math.log(1e6))
+    )
     assert np.isfinite(kl_normal(0.0, 1.0, 0.5, 0.0))
 
 
@@ -77,8 +81,9 @@ def test_mean_kl_directions_swap_the_arguments():
     reference = _prediction([0.1, 0.8, 2.5], [1.0, 1.0, 1.0])
     forward = mean_kl(model, reference)
     reverse = mean_kl(model, reference, direction="reference||model")
-    assert forward == pytest.approx(np.mean(kl_normal(model.mean, model.variance,
-                                                      reference.mean, reference.variance)))
+    assert forward == pytest.approx(
+        np.mean(kl_normal(model.mean, model.variance, reference.mean, reference.variance))
+    )
     assert reverse == pytest.approx(mean_kl(reference, model))
     assert reverse > forward  # the model is certain at the last point, the reference is not
 
@@ -97,6 +102,7 @@ def test_published_kl_is_the_last_point_divided_by_the_grid_size():
 
 
 # -- NLL, coverage, epistemic share -------------------------------------------------------------
+
 
 def test_nll_matches_scipy():
     rng = np.random.default_rng(2)
@@ -177,18 +183,21 @@ def test_uncertainty_report_on_a_surrogate_and_a_reference():
     assert bare.nll is None and bare.coverage == {} and bare.kl_to_reference is None
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda p: kl_normal(0, 1, 0, 1, min_variance=0.0), "min_variance must be a positive"),
-    (lambda p: kl_normal(0, -1, 0, 1), "variances must be non-negative"),
-    (lambda p: mean_kl(p, p, direction="forward"), "direction must be one of"),
-    (lambda p: mean_kl(p, _prediction([0.0], [1.0])), "same number of points"),
-    (lambda p: mean_kl((p.mean, p.variance), p), "prediction must be a treebo Prediction"),
-    (lambda p: gaussian_nll([1.0, 2.0, 3.0], p), "same number of points"),
-    (lambda p: gaussian_nll([1.0, np.nan], p), "y must be finite"),
-    (lambda p: interval_coverage([0.0, 1.0], p, levels=[0.5, 1.0]), "levels must be numbers"),
-    (lambda p: uncertainty_report(object(), None), "model must be a fitted treebo surrogate"),
-    (lambda p: uncertainty_report(make_surrogate("rf"), None), "X is needed"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda p: kl_normal(0, 1, 0, 1, min_variance=0.0), "min_variance must be a positive"),
+        (lambda p: kl_normal(0, -1, 0, 1), "variances must be non-negative"),
+        (lambda p: mean_kl(p, p, direction="forward"), "direction must be one of"),
+        (lambda p: mean_kl(p, _prediction([0.0], [1.0])), "same number of points"),
+        (lambda p: mean_kl((p.mean, p.variance), p), "prediction must be a treebo Prediction"),
+        (lambda p: gaussian_nll([1.0, 2.0, 3.0], p), "same number of points"),
+        (lambda p: gaussian_nll([1.0, np.nan], p), "y must be finite"),
+        (lambda p: interval_coverage([0.0, 1.0], p, levels=[0.5, 1.0]), "levels must be numbers"),
+        (lambda p: uncertainty_report(object(), None), "model must be a fitted treebo surrogate"),
+        (lambda p: uncertainty_report(make_surrogate("rf"), None), "X is needed"),
+    ],
+)
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
         call(_prediction([0.0, 1.0], [1.0, 1.0]))

@@ -31,12 +31,12 @@ BLOCKS = [b for page in doc_pages() for b in python_blocks(page) if b.code not i
 def _binary(ns, workdir, out):
     weights = ns["weights"]
     optimum = float(sum(min(0.0, w + 0.5) for w in weights))
-    assert ns["res"].fun - optimum < 1e-9   # 2^12 points, scored exhaustively
+    assert ns["res"].fun - optimum < 1e-9  # 2^12 points, scored exhaustively
 
 
 def _mixed_sklearn(ns, workdir, out):
     assert set(ns["res"].x) == {"model", "n_estimators", "max_depth", "max_features"}
-    assert ns["res"].fun < 0.04    # measured at seed 0: 3-fold CV error 0.026 after 30 calls
+    assert ns["res"].fun < 0.04  # measured at seed 0: 3-fold CV error 0.026 after 30 calls
 
 
 def _mondrian(ns, workdir, out):
@@ -46,7 +46,7 @@ def _mondrian(ns, workdir, out):
 
 def _sglb(ns, workdir, out):
     p = ns["p"]
-    assert p.aleatoric[0] < 0.05 < 0.3 < p.aleatoric[1]   # noise grows with x2
+    assert p.aleatoric[0] < 0.05 < 0.3 < p.aleatoric[1]  # noise grows with x2
 
 
 def _storage(ns, workdir, out):
@@ -72,13 +72,13 @@ def _batch(ns, workdir, out):
     assert len(batch) == 4 and len(trials) == 8
     told = [t.x for t in trials if t.status == "complete"]
     points = {tuple(x) for x in told + batch}
-    assert len(told) == 4 and len(points) == 8   # 4 new points, none told before
+    assert len(told) == 4 and len(points) == 8  # 4 new points, none told before
 
 
 def _parallel(ns, workdir, out):
     res = ns["res"]
     assert len(res.x_iters) == 16 and res.n_failed == 0
-    assert len({tuple(x) for x in res.x_iters}) == 16   # no point evaluated twice
+    assert len({tuple(x) for x in res.x_iters}) == 16  # no point evaluated twice
 
 
 def _stopping(ns, workdir, out):
@@ -89,7 +89,7 @@ def _stopping(ns, workdir, out):
 def _search_cv(ns, workdir, out):
     search = ns["search"]
     assert len(search.cv_results_["params"]) == 12
-    assert search.best_score_ > 0.97   # measured at seed 0: 0.983 on the wine data
+    assert search.best_score_ > 0.97  # measured at seed 0: 0.983 on the wine data
 
 
 def _cli(ns, workdir, out):
@@ -105,7 +105,7 @@ def _model_families(ns, workdir, out):
     params = ns["search"].cv_results_["params"]
     assert {type(p["clf"]).__name__ for p in params} == {"SVC", "KNeighborsClassifier"}
     assert all(("clf__degree" in p) == (p.get("clf__kernel") == "poly") for p in params)
-    assert ns["search"].best_score_ > 0.98   # measured at seed 0: 0.989 (SVC, rbf)
+    assert ns["search"].best_score_ > 0.98  # measured at seed 0: 0.989 (SVC, rbf)
 
 
 def _bwo_explained(ns, workdir, out):
@@ -120,7 +120,7 @@ def _results(ns, workdir, out):
     assert importance["dropout"] < 0.15
     curve = ns["curve"]
     best_lr = curve.values[int(np.argmin(curve.average))]
-    assert abs(np.log10(best_lr) + 2.5) < 0.4       # the loss is lowest at 10^-2.5
+    assert abs(np.log10(best_lr) + 2.5) < 0.4  # the loss is lowest at 10^-2.5
     assert (workdir / "objective.png").stat().st_size > 10_000
     assert len(ns["frame"]) == 30 and "True True" in out
     report = (workdir / "report.html").read_text()
@@ -167,8 +167,14 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_script_runs(script, tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, check=True,
-                   timeout=600, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        timeout=600,
+        capture_output=True,
+    )
 
 
 @pytest.mark.slow
@@ -177,8 +183,23 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     pytest.importorskip("numpydoc")
     pytest.importorskip("sphinx_gallery")
     pytest.importorskip("myst_parser")
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q",
-                             "-b", "html", str(DOCS), str(tmp_path / "html")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(DOCS),
+            str(tmp_path / "html"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert result.returncode == 0, result.stderr[-5000:]
     assert Path(tmp_path / "html" / "benchmarks" / "regret.html").exists()

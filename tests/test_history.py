@@ -21,8 +21,7 @@ def _history(n_told=0, values=None):
 
 
 def _pending(history, point):
-    trial = Trial(number=len(history), x=point, x_encoded=SPACE.encode([point])[0],
-                  asked_at=1.0)
+    trial = Trial(number=len(history), x=point, x_encoded=SPACE.encode([point])[0], asked_at=1.0)
     history.append(trial)
     return trial
 
@@ -86,25 +85,35 @@ def test_unseen_drops_repeats_and_taken_points_and_find_matches_either_form():
 def _conditional_study(path=None):
     from treebo import Categorical, Integer, minimize
 
-    space = {"kind": Categorical(["lin", "rbf"]),
-             "gamma": Real(1e-3, 1.0, "log-uniform", active_if={"kind": "rbf"}),
-             "value": Integer(1, 4)}   # named like a column of the frame
+    space = {
+        "kind": Categorical(["lin", "rbf"]),
+        "gamma": Real(1e-3, 1.0, "log-uniform", active_if={"kind": "rbf"}),
+        "value": Integer(1, 4),
+    }  # named like a column of the frame
 
     def objective(p):
         if p["value"] == 4:
             raise ValueError("value 4 is broken")
         return p.get("gamma", 0.5) + p["value"]
 
-    return minimize(objective, space, n_calls=10, random_state=2, storage=path,
-                    n_candidates=500)
+    return minimize(objective, space, n_calls=10, random_state=2, storage=path, n_candidates=500)
 
 
 def test_to_dataframe_has_a_row_per_trial_and_a_column_per_dimension():
     pd = pytest.importorskip("pandas")
     res = _conditional_study()
     frame = res.to_dataframe()
-    assert list(frame.columns) == ["number", "kind", "gamma", "param:value", "value", "state",
-                                   "error", "fit_time", "acq_time"]
+    assert list(frame.columns) == [
+        "number",
+        "kind",
+        "gamma",
+        "param:value",
+        "value",
+        "state",
+        "error",
+        "fit_time",
+        "acq_time",
+    ]
     assert len(frame) == len(res.x_iters) == 10
     assert frame["number"].tolist() == list(range(10))
     assert frame["kind"].tolist() == [x["kind"] for x in res.x_iters]

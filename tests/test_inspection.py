@@ -21,10 +21,15 @@ def _result(space, x_iters, values, **fields):
     space = space if isinstance(space, Space) else Space(space)
     values = np.asarray(values, dtype=float)
     best = int(np.nanargmin(values))
-    return OptimizeResult(x=x_iters[best], fun=values[best], x_iters=list(x_iters),
-                          func_vals=values, space=space,
-                          statuses=["complete" if math.isfinite(v) else "failed" for v in values],
-                          **fields)
+    return OptimizeResult(
+        x=x_iters[best],
+        fun=values[best],
+        x_iters=list(x_iters),
+        func_vals=values,
+        space=space,
+        statuses=["complete" if math.isfinite(v) else "failed" for v in values],
+        **fields,
+    )
 
 
 class AdditiveModel:
@@ -55,16 +60,14 @@ def test_partial_dependence_is_exact_for_an_additive_model(additive):
     np.testing.assert_allclose(curves[0].positions, u)
     # Averaged over the same sample at every grid value, the other terms cancel out.
     np.testing.assert_allclose(curves[0].average - curves[0].average[0], 3 * u**2, atol=1e-12)
-    np.testing.assert_allclose(curves[1].average - curves[1].average[0], np.sin(4 * u),
-                               atol=1e-12)
+    np.testing.assert_allclose(curves[1].average - curves[1].average[0], np.sin(4 * u), atol=1e-12)
     assert curves[2].values == ["a", "b", "c"]
     np.testing.assert_allclose(curves[2].average - curves[2].average[0], [0, 1, 2], atol=1e-12)
-    assert np.ptp(curves[3].average) == 0.0   # the model ignores x3: exactly flat
+    assert np.ptp(curves[3].average) == 0.0  # the model ignores x3: exactly flat
 
 
 def test_partial_dependence_2d_is_exact_for_an_additive_model(additive):
-    pair = partial_dependence_2d(additive, "x0", 1, model=AdditiveModel(), n_points=6,
-                                 n_samples=32)
+    pair = partial_dependence_2d(additive, "x0", 1, model=AdditiveModel(), n_points=6, n_samples=32)
     assert pair.names == ("x0", "x1") and pair.average.shape == (6, 6)
     u = np.linspace(0, 1, 6)
     expected = 3 * u[:, None] ** 2 + np.sin(4 * u)[None, :]
@@ -96,9 +99,9 @@ class ChildModel:
 
 
 def test_conditional_dimension_is_averaged_where_it_is_active():
-    space = Space({"kind": Categorical(["a", "b"]),
-                   "p": Real(0, 1, active_if={"kind": "a"}),
-                   "q": Real(0, 1)})
+    space = Space(
+        {"kind": Categorical(["a", "b"]), "p": Real(0, 1, active_if={"kind": "a"}), "q": Real(0, 1)}
+    )
     result = _result(space, space.sample(6, random_state=1), np.arange(6.0))
     model = ChildModel(space.columns_of("p").start)
     curve = partial_dependence(result, "p", model=model, n_points=5, n_samples=64)
@@ -106,7 +109,7 @@ def test_conditional_dimension_is_averaged_where_it_is_active():
     np.testing.assert_allclose(curve.average, np.linspace(0, 1, 5), atol=1e-12)
     pair = partial_dependence_2d(result, "kind", "p", model=model, n_points=5, n_samples=64)
     np.testing.assert_allclose(pair.average[0], np.linspace(0, 1, 5), atol=1e-12)
-    assert np.isnan(pair.average[1]).all()     # p never exists with kind = "b"
+    assert np.isnan(pair.average[1]).all()  # p never exists with kind = "b"
     # The parent's own curve averages over every row: half of them predict 100.
     kind = partial_dependence(result, "kind", model=model, n_samples=64)
     assert kind.average[1] == 100.0 and kind.average[0] < 1.0
@@ -127,13 +130,18 @@ def test_dimension_grid_covers_each_kind_of_dimension():
     np.testing.assert_array_equal(enc, np.eye(3))
 
 
-def _quadratic(x):   # does not depend on x[2]
+def _quadratic(x):  # does not depend on x[2]
     return (x[0] - 0.3) ** 2 + 2 * (x[1] - 0.7) ** 2
 
 
 def test_importance_ranks_the_irrelevant_dimension_lowest_on_a_seeded_run():
-    res = minimize(_quadratic, [Real(0, 1), Real(0, 1), Real(0, 1)], n_calls=30,
-                   random_state=0, n_candidates=2000)
+    res = minimize(
+        _quadratic,
+        [Real(0, 1), Real(0, 1), Real(0, 1)],
+        n_calls=30,
+        random_state=0,
+        n_candidates=2000,
+    )
     imp = parameter_importance(res)
     # Measured at seed 0: [0.221, 0.746, 0.033] (seeds 0-5: x2 lowest every time, at most
     # 0.033; x0 at least 0.040).
@@ -146,8 +154,13 @@ def test_importance_ranks_the_irrelevant_dimension_lowest_on_a_seeded_run():
 
 def test_partial_dependence_on_an_irrelevant_dimension_is_flat():
     # A space-filling design, so the forest sees the whole cube.
-    res = minimize(_quadratic, [Real(0, 1), Real(0, 1), Real(0, 1)], n_calls=64,
-                   n_initial_points=64, random_state=0)
+    res = minimize(
+        _quadratic,
+        [Real(0, 1), Real(0, 1), Real(0, 1)],
+        n_calls=64,
+        n_initial_points=64,
+        random_state=0,
+    )
     curves = partial_dependence(res)
     ranges = [np.ptp(c.average) for c in curves]
     # Measured at seed 0: ranges 0.314, 0.603, 0.072; the irrelevant one's range is 0.12 of
@@ -163,7 +176,7 @@ def test_fit_surrogate_uses_the_study_seed_and_complete_trials():
     space = Space([Real(0, 1), Real(0, 1)])
     points = space.sample(12, random_state=2)
     values = [_quadratic(p + [0]) for p in points]
-    values[3] = math.nan   # a failed trial: left out of the fit
+    values[3] = math.nan  # a failed trial: left out of the fit
     result = _result(space, points, values, surrogate="rf", random_state=7)
     model = fit_surrogate(result)
     assert type(model).__name__ == "RandomForestSurrogate"
@@ -177,8 +190,7 @@ def test_fit_surrogate_uses_the_study_seed_and_complete_trials():
 
 def test_fit_surrogate_falls_back_to_a_forest_with_a_warning():
     space = Space([Real(0, 1)])
-    result = _result(space, [[0.1], [0.5], [0.9]], [1.0, 0.0, 1.0],
-                     surrogate="MyOwnSurrogate")
+    result = _result(space, [[0.1], [0.5], [0.9]], [1.0, 0.0, 1.0], surrogate="MyOwnSurrogate")
     with pytest.warns(UserWarning, match="'MyOwnSurrogate' is not a registered name"):
         model = fit_surrogate(result)
     assert type(model).__name__ == "BwOForestSurrogate"
@@ -204,9 +216,15 @@ def test_bad_arguments_name_what_is_allowed(additive):
 
 def test_a_storage_file_gives_the_numbers_of_its_result(tmp_path):
     path = tmp_path / "s.db"
-    res = minimize(_quadratic, [Real(0, 1), Real(0, 1), Integer(0, 3)], n_calls=12,
-                   random_state=4, storage=path, n_candidates=1000,
-                   surrogate_params={"n_estimators": 30, "max_features": 1.0})
+    res = minimize(
+        _quadratic,
+        [Real(0, 1), Real(0, 1), Integer(0, 3)],
+        n_calls=12,
+        random_state=4,
+        storage=path,
+        n_candidates=1000,
+        surrogate_params={"n_estimators": 30, "max_features": 1.0},
+    )
     model = fit_surrogate(path)
     # The stored parameters are used; the result of minimize holds only the name.
     assert model.n_estimators == 30 and model.max_features == 1.0

@@ -11,7 +11,7 @@ from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
 from treebo.io import as_result, dump, load, read_result
 
 
-class Marker:   # a category without a literal repr
+class Marker:  # a category without a literal repr
     pass
 
 
@@ -21,21 +21,25 @@ def _objective(x):
     return (x["a"] - 0.3) ** 2 + (0.5 if x["c"] == "u" else 0.0) + 0.01 * x["n"]
 
 
-SPACE = {"a": Real(-1, 1), "n": Integer(1, 8), "c": Categorical(["u", "v", None]),
-         "b": Binary(), "lr": Real(1e-4, 1.0, "log-uniform")}
+SPACE = {
+    "a": Real(-1, 1),
+    "n": Integer(1, 8),
+    "c": Categorical(["u", "v", None]),
+    "b": Binary(),
+    "lr": Real(1e-4, 1.0, "log-uniform"),
+}
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     path = tmp_path_factory.mktemp("io") / "study.db"
-    res = minimize(_objective, SPACE, n_calls=14, random_state=3, storage=path,
-                   n_candidates=1000)
+    res = minimize(_objective, SPACE, n_calls=14, random_state=3, storage=path, n_candidates=1000)
     return path, res
 
 
 def _assert_same(a, b):
     assert a.x_iters == b.x_iters
-    np.testing.assert_array_equal(a.func_vals, b.func_vals)   # NaN where failed, both
+    np.testing.assert_array_equal(a.func_vals, b.func_vals)  # NaN where failed, both
     assert a.space == b.space
     assert a.statuses == b.statuses and a.errors == b.errors
     assert a.x == b.x and (a.fun == b.fun or (math.isnan(a.fun) and math.isnan(b.fun)))
@@ -43,19 +47,23 @@ def _assert_same(a, b):
 
 def test_dump_and_load_round_trip(study, tmp_path):
     _, res = study
-    assert res.n_failed >= 1   # the study has a failed trial, with NaN in func_vals
+    assert res.n_failed >= 1  # the study has a failed trial, with NaN in func_vals
     dump(res, tmp_path / "res.pkl")
     loaded = load(tmp_path / "res.pkl")
     assert type(loaded) is type(res)
     _assert_same(loaded, res)
     np.testing.assert_array_equal(loaded.fit_time, res.fit_time)
     assert set(loaded) == set(res)
-    assert not list(tmp_path.glob(".*partial"))   # written under a temporary name, renamed
+    assert not list(tmp_path.glob(".*partial"))  # written under a temporary name, renamed
 
 
 def test_dump_keeps_categories_of_any_type(tmp_path):
-    res = minimize(lambda x: float(x[0] is Marker), [Categorical([Marker, int, (1, 2)])],
-                   n_calls=3, random_state=0)
+    res = minimize(
+        lambda x: float(x[0] is Marker),
+        [Categorical([Marker, int, (1, 2)])],
+        n_calls=3,
+        random_state=0,
+    )
     treebo.dump(res, tmp_path / "r.pkl")
     loaded = treebo.load(tmp_path / "r.pkl")
     assert loaded.x_iters == res.x_iters and loaded.space == res.space
@@ -93,30 +101,45 @@ def test_read_result_leaves_pending_trials_out(tmp_path):
         for _ in range(3):
             x = opt.ask()
             opt.tell(x, x[0] + x[1])
-        opt.ask()   # asked, never told
+        opt.ask()  # asked, never told
     read = read_result(path)
     assert len(read.x_iters) == 3 and read.n_pending == 1
     assert read.x_iters == [t.x for t in opt.trials[:3]]
 
 
 def test_read_result_rebuilds_a_conditional_space(tmp_path):
-    space = {"kind": Categorical(["lin", "rbf"]),
-             "gamma": Real(1e-3, 1.0, "log-uniform", active_if={"kind": "rbf"}),
-             "depth": Integer(1, 4), "deep": Binary(active_if={"depth": [3, 4]})}
-    res = minimize(lambda p: p.get("gamma", 0.5) + p["depth"], space, n_calls=8,
-                   random_state=1, storage=tmp_path / "c.db", n_candidates=500)
+    space = {
+        "kind": Categorical(["lin", "rbf"]),
+        "gamma": Real(1e-3, 1.0, "log-uniform", active_if={"kind": "rbf"}),
+        "depth": Integer(1, 4),
+        "deep": Binary(active_if={"depth": [3, 4]}),
+    }
+    res = minimize(
+        lambda p: p.get("gamma", 0.5) + p["depth"],
+        space,
+        n_calls=8,
+        random_state=1,
+        storage=tmp_path / "c.db",
+        n_candidates=500,
+    )
     read = read_result(tmp_path / "c.db")
     assert read.space == res.space
-    assert read.x_iters == res.x_iters   # dicts without the inactive dimensions
+    assert read.x_iters == res.x_iters  # dicts without the inactive dimensions
 
 
 def test_read_result_gives_object_categories_as_their_repr(tmp_path):
-    res = minimize(lambda x: float(x[0] is Marker), [Categorical([Marker, "m", 2.5])],
-                   n_calls=3, random_state=0, storage=tmp_path / "o.db")
+    res = minimize(
+        lambda x: float(x[0] is Marker),
+        [Categorical([Marker, "m", 2.5])],
+        n_calls=3,
+        random_state=0,
+        storage=tmp_path / "o.db",
+    )
     read = read_result(tmp_path / "o.db")
     assert read.space.dimensions[0].categories == (repr(Marker), "m", 2.5)
     assert [x[0] for x in read.x_iters] == [
-        repr(x[0]) if x[0] is Marker else x[0] for x in res.x_iters]
+        repr(x[0]) if x[0] is Marker else x[0] for x in res.x_iters
+    ]
 
 
 def test_bad_sources_are_refused(tmp_path):

@@ -8,8 +8,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "model_selection_g
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_model_selection_goals",
-                                                  SCRIPT)
+    spec = importlib.util.spec_from_file_location("treebo_benchmarks_model_selection_goals", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -32,4 +31,3 @@ def test_bwo_counts_where_its_median_is_lowest_and_only_complete_rows_are_judged
     }
     won, lost, open_ = goals.verdict(table)
     assert (won, lost, open_) == (["a"], ["b"], ["c", "d"])
-

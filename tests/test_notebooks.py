@@ -25,13 +25,26 @@ def test_there_are_notebooks():
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.setenv("TREEBO_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    )
     notebook = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     # A failing cell raises CellExecutionError naming the cell and the error.
     client.execute()
-    errors = [output for cell in notebook.cells if cell.cell_type == "code"
-              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    errors = [
+        output
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
     assert errors == []

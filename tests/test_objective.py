@@ -34,25 +34,50 @@ prior = "log-uniform"
 name = "shrinking"
 type = "Binary"
 """)
-    expected = Space({"kernel": Categorical(["rbf", "poly", 3]),
-                      "degree": Integer(2, 5, active_if={"kernel": "poly"}),
-                      "C": Real(1e-3, 100.0, "log-uniform"), "shrinking": Binary()})
+    expected = Space(
+        {
+            "kernel": Categorical(["rbf", "poly", 3]),
+            "degree": Integer(2, 5, active_if={"kernel": "poly"}),
+            "C": Real(1e-3, 100.0, "log-uniform"),
+            "shrinking": Binary(),
+        }
+    )
     assert load_space_file(tmp_path / "s.toml") == expected
-    (tmp_path / "s.json").write_text(json.dumps({"dimensions": [
-        {"name": "kernel", "type": "Categorical", "categories": ["rbf", "poly", 3]},
-        {"name": "degree", "type": "Integer", "low": 2, "high": 5,
-         "active_if": {"kernel": ["poly"]}},
-        {"name": "C", "type": "Real", "low": 1e-3, "high": 100, "prior": "log-uniform"},
-        {"name": "shrinking", "type": "Binary"}]}))
+    (tmp_path / "s.json").write_text(
+        json.dumps(
+            {
+                "dimensions": [
+                    {"name": "kernel", "type": "Categorical", "categories": ["rbf", "poly", 3]},
+                    {
+                        "name": "degree",
+                        "type": "Integer",
+                        "low": 2,
+                        "high": 5,
+                        "active_if": {"kernel": ["poly"]},
+                    },
+                    {"name": "C", "type": "Real", "low": 1e-3, "high": 100, "prior": "log-uniform"},
+                    {"name": "shrinking", "type": "Binary"},
+                ]
+            }
+        )
+    )
     assert load_space_file(tmp_path / "s.json") == expected
 
 
-@pytest.mark.parametrize("space", [
-    Space({"model": Categorical(["svm", None, (1, 2)]),
-           "C": Real(1e-3, 10, "log-uniform", active_if={"model": "svm"}),
-           "n": Integer(1, 100, active_if={"model": [None, (1, 2)]}), "b": Binary()}),
-    Space([Real(0, 1), Integer(-3, 3), Categorical([1.5, "a", True])]),
-])
+@pytest.mark.parametrize(
+    "space",
+    [
+        Space(
+            {
+                "model": Categorical(["svm", None, (1, 2)]),
+                "C": Real(1e-3, 10, "log-uniform", active_if={"model": "svm"}),
+                "n": Integer(1, 100, active_if={"model": [None, (1, 2)]}),
+                "b": Binary(),
+            }
+        ),
+        Space([Real(0, 1), Integer(-3, 3), Categorical([1.5, "a", True])]),
+    ],
+)
 def test_what_to_dict_writes_is_read_back_exactly(space, tmp_path):
     path = tmp_path / "dumped.json"
     path.write_text(json.dumps(space.to_dict()))
@@ -73,7 +98,8 @@ def test_functions_from_files_and_modules(tmp_path):
     (tmp_path / "obj.py").write_text(
         "import helper\n\ndef f(x):\n    return helper.SCALE * x['a']\n\n"
         "f.space = {'a': (0.0, 1.0)}\n"
-        "class Model:\n    @staticmethod\n    def loss(x):\n        return 1.0\n")
+        "class Model:\n    @staticmethod\n    def loss(x):\n        return 1.0\n"
+    )
     f = load_function(f"{tmp_path / 'obj.py'}:f")
     assert f({"a": 2.0}) == 6.0 and function_space(f) == Space({"a": Real(0.0, 1.0)})
     assert load_function(f"{tmp_path / 'obj.py'}:Model.loss")({}) == 1.0

@@ -31,8 +31,10 @@ SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
 
 
 def test_same_random_state_gives_the_same_run_and_another_seed_does_not():
-    runs = [minimize(quadratic, SPACE_2D, n_calls=12, n_candidates=2000, random_state=seed)
-            for seed in (7, 7, 8)]
+    runs = [
+        minimize(quadratic, SPACE_2D, n_calls=12, n_candidates=2000, random_state=seed)
+        for seed in (7, 7, 8)
+    ]
     assert runs[0].x_iters == runs[1].x_iters
     np.testing.assert_array_equal(runs[0].func_vals, runs[1].func_vals)
     assert runs[0].x_iters != runs[2].x_iters
@@ -50,8 +52,10 @@ def test_result_has_scikit_optimize_fields_and_timings():
 
 
 def test_initial_design_depends_only_on_the_seed_not_the_surrogate():
-    designs = [minimize(quadratic, SPACE_2D, n_calls=5, surrogate=name, random_state=3).x_iters
-               for name in ("bwo", "rf", "gp")]
+    designs = [
+        minimize(quadratic, SPACE_2D, n_calls=5, surrogate=name, random_state=3).x_iters
+        for name in ("bwo", "rf", "gp")
+    ]
     assert designs[0] == designs[1] == designs[2]
 
 
@@ -141,10 +145,9 @@ def test_points_never_asked_twice_even_in_a_small_integer_space():
 
 
 def test_values_beyond_the_float_range_fail_the_trial_and_huge_floats_still_fit():
-    values = iter([10 ** 400, 1.7e308, -1.7e308, 1.0, 2.0, 3.0, 0.5, 0.25])
+    values = iter([10**400, 1.7e308, -1.7e308, 1.0, 2.0, 3.0, 0.5, 0.25])
 
-    res = minimize(lambda x: next(values), SPACE_2D, n_calls=8, n_candidates=1000,
-                   random_state=0)
+    res = minimize(lambda x: next(values), SPACE_2D, n_calls=8, n_candidates=1000, random_state=0)
     assert res.statuses[0] == "failed"
     assert res.errors[0] == "objective returned an int value beyond the float range"
     assert res.statuses[1:] == ["complete"] * 7 and res.fun == -1.7e308
@@ -163,13 +166,19 @@ def test_an_objective_that_changes_its_argument_does_not_change_the_record():
     assert all(-1 <= x[0] <= 1 for x in res.x_iters)
     opt = Optimizer(SPACE_2D, random_state=0)
     x = opt.ask()
-    x[0] = 123.0                      # the caller's copy, not the trial
+    x[0] = 123.0  # the caller's copy, not the trial
     assert opt.ask(n_points=1)[0] != x and opt.trials[0].x[0] != 123.0
 
 
 def test_a_callback_returning_a_numpy_true_stops_the_run():
-    res = minimize(quadratic, SPACE_2D, n_calls=30, n_candidates=1000, random_state=0,
-                   callback=[lambda r: np.int64(len(r.func_vals)) >= 4])  # a numpy bool
+    res = minimize(
+        quadratic,
+        SPACE_2D,
+        n_calls=30,
+        n_candidates=1000,
+        random_state=0,
+        callback=[lambda r: np.int64(len(r.func_vals)) >= 4],
+    )  # a numpy bool
     assert len(res.x_iters) == 4
 
 
@@ -180,22 +189,31 @@ def test_callback_returning_true_stops_the_run():
         seen.append(len(result.x_iters))
         return len(result.x_iters) >= 6
 
-    res = minimize(quadratic, SPACE_2D, n_calls=30, n_candidates=1000, callback=[stop_at_six],
-                   random_state=0)
+    res = minimize(
+        quadratic, SPACE_2D, n_calls=30, n_candidates=1000, callback=[stop_at_six], random_state=0
+    )
     assert len(res.x_iters) == 6 and seen == [1, 2, 3, 4, 5, 6]
     assert res.message == "stopped by a callback after 6 evaluations"
 
 
 def test_mixed_dict_space_gives_dicts_with_category_values():
-    space = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "layers": Integer(1, 4),
-             "activation": Categorical(["relu", "tanh", None]), "batchnorm": Binary()}
+    space = {
+        "lr": Real(1e-4, 1.0, prior="log-uniform"),
+        "layers": Integer(1, 4),
+        "activation": Categorical(["relu", "tanh", None]),
+        "batchnorm": Binary(),
+    }
     received = []
 
     def objective(params):
         received.append(params)
         penalty = {"relu": 0.0, "tanh": 0.5, None: 1.0}[params["activation"]]
-        return (math.log10(params["lr"]) + 2) ** 2 + abs(params["layers"] - 2) + penalty \
+        return (
+            (math.log10(params["lr"]) + 2) ** 2
+            + abs(params["layers"] - 2)
+            + penalty
             + params["batchnorm"]
+        )
 
     res = minimize(objective, space, n_calls=25, n_candidates=2000, random_state=0)
     assert all(set(p) == set(space) for p in received)
@@ -210,8 +228,9 @@ def test_mixed_dict_space_gives_dicts_with_category_values():
 def test_x0_and_y0():
     res = minimize(quadratic, SPACE_2D, n_calls=3, x0=[[0.3, -0.2]], random_state=0)
     assert res.x_iters[0] == [0.3, -0.2] and res.fun == 0.0 and len(res.x_iters) == 3
-    res = minimize(quadratic, SPACE_2D, n_calls=3, x0=[[0.0, 0.0], [0.1, 0.1]], y0=[5.0, 6.0],
-                   random_state=0)
+    res = minimize(
+        quadratic, SPACE_2D, n_calls=3, x0=[[0.0, 0.0], [0.1, 0.1]], y0=[5.0, 6.0], random_state=0
+    )
     assert len(res.x_iters) == 5 and res.func_vals[0] == 5.0
     with pytest.raises(ValueError, match="y0 has 1 values but x0 has 2"):
         minimize(quadratic, SPACE_2D, x0=[[0, 0], [0, 0]], y0=[1.0])
@@ -228,9 +247,15 @@ def test_every_acquisition_improves_on_the_initial_design_with_a_surrogate_insta
     # PI (xi = 0.01) is greedier and improves less (0.083, 0.024, 0.59, 0.84,
     # 0.10, 0.043), but on every seed.
     for seed in range(3):
-        res = minimize(quadratic, SPACE_2D, n_calls=20, n_candidates=1000,
-                       surrogate=make_surrogate("ert", n_estimators=20),
-                       acquisition=acquisition, random_state=seed)
+        res = minimize(
+            quadratic,
+            SPACE_2D,
+            n_calls=20,
+            n_candidates=1000,
+            surrogate=make_surrogate("ert", n_estimators=20),
+            acquisition=acquisition,
+            random_state=seed,
+        )
         initial_best = res.func_vals[:5].min()
         if acquisition == "pi":
             assert res.fun < 0.9 * initial_best
@@ -240,8 +265,9 @@ def test_every_acquisition_improves_on_the_initial_design_with_a_surrogate_insta
 
 def test_gp_converges_on_a_smooth_function():
     # Measured regret after 15 calls, seeds 0-2: 3e-7, 7e-8, 5e-6.
-    res = minimize(quadratic, SPACE_2D, n_calls=15, surrogate="gp", n_candidates=2000,
-                   random_state=0)
+    res = minimize(
+        quadratic, SPACE_2D, n_calls=15, surrogate="gp", n_candidates=2000, random_state=0
+    )
     assert res.fun < 1e-5
 
 
@@ -253,26 +279,29 @@ def test_bwo_on_branin_reaches_the_measured_regret_in_100_calls():
     assert branin.regret(res.fun) < 1e-2
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(surrogate="xgb"), "unknown surrogate 'xgb'; choose one of"),
-    (dict(surrogate=3), "surrogate must be a registered name or a Surrogate instance"),
-    (dict(acquisition="ucb"), "unknown acquisition 'ucb'"),
-    (dict(n_initial_points=-1), "n_initial_points must be an integer >= 0"),
-    (dict(initial_design="lhs"), r"initial_design must be one of \('sobol', 'random'\)"),
-    (dict(n_candidates=0), "n_candidates must be an integer >= 1"),
-    (dict(acq_optimizer="adam"), "acq_optimizer must be"),
-    (dict(failure_value="best"), "failure_value must be 'worst' or a finite number"),
-    (dict(surrogate_params={"n_trees": 3}), "invalid parameters for surrogate 'bwo'"),
-    (dict(n_jump_candidates=-1), "n_jump_candidates must be an integer >= 0"),
-    (dict(local_center_spacing=-0.1), "local_center_spacing must be a finite number >= 0"),
-    (dict(local_center_spacing=float("nan")), "local_center_spacing must be a finite"),
-    (dict(distance_variance="high"), "distance_variance must be 'auto' or a finite number"),
-    (dict(distance_variance=-1.0), "distance_variance must be 'auto' or a finite number"),
-    (dict(explore_every=1.5), "explore_every must be 'auto' or an integer >= 0"),
-    (dict(explore_every="often"), "explore_every must be 'auto' or an integer >= 0"),
-    (dict(explore_length=0.0), "explore_length must be a finite number > 0"),
-    (dict(explore_length=-1.0), "explore_length must be a finite number > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(surrogate="xgb"), "unknown surrogate 'xgb'; choose one of"),
+        (dict(surrogate=3), "surrogate must be a registered name or a Surrogate instance"),
+        (dict(acquisition="ucb"), "unknown acquisition 'ucb'"),
+        (dict(n_initial_points=-1), "n_initial_points must be an integer >= 0"),
+        (dict(initial_design="lhs"), r"initial_design must be one of \('sobol', 'random'\)"),
+        (dict(n_candidates=0), "n_candidates must be an integer >= 1"),
+        (dict(acq_optimizer="adam"), "acq_optimizer must be"),
+        (dict(failure_value="best"), "failure_value must be 'worst' or a finite number"),
+        (dict(surrogate_params={"n_trees": 3}), "invalid parameters for surrogate 'bwo'"),
+        (dict(n_jump_candidates=-1), "n_jump_candidates must be an integer >= 0"),
+        (dict(local_center_spacing=-0.1), "local_center_spacing must be a finite number >= 0"),
+        (dict(local_center_spacing=float("nan")), "local_center_spacing must be a finite"),
+        (dict(distance_variance="high"), "distance_variance must be 'auto' or a finite number"),
+        (dict(distance_variance=-1.0), "distance_variance must be 'auto' or a finite number"),
+        (dict(explore_every=1.5), "explore_every must be 'auto' or an integer >= 0"),
+        (dict(explore_every="often"), "explore_every must be 'auto' or an integer >= 0"),
+        (dict(explore_length=0.0), "explore_length must be a finite number > 0"),
+        (dict(explore_length=-1.0), "explore_length must be a finite number > 0"),
+    ],
+)
 def test_bad_optimizer_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Optimizer(SPACE_2D, **kwargs)
@@ -303,11 +332,18 @@ def test_target_transforms_keep_the_order_and_standardize():
 
 # -- batches, constant liar, never stalling ------------------------------------------
 
+
 @pytest.mark.parametrize("surrogate", ["bwo", "rf", "ert", "gp"])
 def test_a_batch_is_distinct_points_with_pending_ones_as_lies(surrogate):
     # (The L-BFGS polish of the GP is not the point here, and slow.)
-    opt = Optimizer(SPACE_2D, surrogate, n_initial_points=3, n_candidates=500,
-                    acq_optimizer="sampling", random_state=0)
+    opt = Optimizer(
+        SPACE_2D,
+        surrogate,
+        n_initial_points=3,
+        n_candidates=500,
+        acq_optimizer="sampling",
+        random_state=0,
+    )
     for x in opt.ask(n_points=3):
         opt.tell(x, quadratic(x))
     lies = {"cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
@@ -324,7 +360,7 @@ def test_a_batch_is_distinct_points_with_pending_ones_as_lies(surrogate):
         y = training_values(told_y, len(pending), opt.failure_value, strategy)
         assert len(y) == len(told) + 2
         # Every pending point is shown at the lie.
-        np.testing.assert_array_equal(y[len(told):], lies[strategy](result.func_vals))
+        np.testing.assert_array_equal(y[len(told) :], lies[strategy](result.func_vals))
         for x in batch:
             opt.tell(x, quadratic(x))
     assert len({tuple(x) for x in opt.get_result().x_iters}) == 9
@@ -336,16 +372,25 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up(monkeypat
 
     def without_lies(self, data, kind):  # the same refits, on the told points only
         n_told = len(data.complete)
-        return with_lies(self, dataclasses.replace(data, X=data.X[:n_told],
-                                                   values=data.values[:n_told]), kind)
+        return with_lies(
+            self, dataclasses.replace(data, X=data.X[:n_told], values=data.values[:n_told]), kind
+        )
 
     def mean_distance(seed, lies):
         # The exploration settings also spread a batch (the distance variance
         # counts pending points as data); off, the lies are measured alone.
-        opt = Optimizer(branin.space, n_initial_points=8, local_steps=False, n_candidates=2000,
-                        surrogate_params={"n_estimators": 30}, distance_variance=0,
-                        explore_every=0, local_center_spacing=0, n_jump_candidates=0,
-                        random_state=seed)
+        opt = Optimizer(
+            branin.space,
+            n_initial_points=8,
+            local_steps=False,
+            n_candidates=2000,
+            surrogate_params={"n_estimators": 30},
+            distance_variance=0,
+            explore_every=0,
+            local_center_spacing=0,
+            n_jump_candidates=0,
+            random_state=seed,
+        )
         for x in opt.ask(n_points=8):
             opt.tell(x, branin(x))
         for _ in range(4):
@@ -355,7 +400,7 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up(monkeypat
             if not lies:
                 patch.setattr(ProposalPipeline, "propose_step", without_lies)
             X = opt.space.encode(opt.ask(n_points=5))
-        return np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1:]])
+        return np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1 :]])
 
     # Measured mean pairwise distance (encoded units), seeds 0-4: with cl_min
     # lies 0.071 0.084 0.033 0.028 0.113, without 0.0074 0.0008 0.0089 0.0009
@@ -366,8 +411,14 @@ def test_lies_spread_a_batch_that_the_acquisition_alone_would_bunch_up(monkeypat
 
 def test_a_flat_acquisition_falls_back_to_a_random_unseen_point(caplog):
     # Without the exploration variance, constant values leave nothing to score.
-    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
-                    distance_variance=0, random_state=0)
+    opt = Optimizer(
+        SPACE_2D,
+        n_initial_points=3,
+        local_steps=False,
+        n_candidates=500,
+        distance_variance=0,
+        random_state=0,
+    )
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)  # constant values: zero variance, no possible improvement
     with caplog.at_level(logging.INFO, logger="treebo"):
@@ -377,8 +428,14 @@ def test_a_flat_acquisition_falls_back_to_a_random_unseen_point(caplog):
 
 
 def test_with_constant_values_the_exploration_variance_picks_the_farthest_candidate():
-    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
-                    local_search=False, random_state=0)
+    opt = Optimizer(
+        SPACE_2D,
+        n_initial_points=3,
+        local_steps=False,
+        n_candidates=500,
+        local_search=False,
+        random_state=0,
+    )
     for x in opt.ask(n_points=3):
         opt.tell(x, 1.0)
     seen = opt.history.encoded().copy()
@@ -397,15 +454,26 @@ def test_with_constant_values_the_exploration_variance_picks_the_farthest_candid
 def _two_basins(x):
     # A broad shallow basin at 0.3 (minimum 0.5) and a narrow deep one at 0.8 (minimum 0).
     u = x[0]
-    return float(1 - 0.5 * math.exp(-(u - 0.3) ** 2 / (2 * 0.1**2))
-                 - 1.0 * math.exp(-(u - 0.8) ** 2 / (2 * 0.05**2)))
+    return float(
+        1
+        - 0.5 * math.exp(-((u - 0.3) ** 2) / (2 * 0.1**2))
+        - 1.0 * math.exp(-((u - 0.8) ** 2) / (2 * 0.05**2))
+    )
 
 
 def _found_deep_basin(seed, **settings):
     # Every given starting point is in the shallow basin or on its slope.
-    result = minimize(_two_basins, [Real(0.0, 1.0)], n_calls=25, n_initial_points=0,
-                      x0=[[0.1], [0.25], [0.35], [0.45]], n_candidates=1000,
-                      surrogate_params={"n_estimators": 20}, random_state=seed, **settings)
+    result = minimize(
+        _two_basins,
+        [Real(0.0, 1.0)],
+        n_calls=25,
+        n_initial_points=0,
+        x0=[[0.1], [0.25], [0.35], [0.45]],
+        n_candidates=1000,
+        surrogate_params={"n_estimators": 20},
+        random_state=seed,
+        **settings,
+    )
     return result.fun < 0.2
 
 
@@ -416,17 +484,22 @@ def test_the_search_leaves_the_first_basin_it_finds():
     # is found 10 of 10 with the defaults, 0 of 10 with exploration every
     # fourth proposal and no jumps (7 of 10 with refinement steps in the
     # local steps' places), 0 of 10 without exploration.
-    without_exploration = dict(distance_variance=0, explore_every=0, local_center_spacing=0,
-                               n_jump_candidates=0, jump_every=0)
+    without_exploration = dict(
+        distance_variance=0,
+        explore_every=0,
+        local_center_spacing=0,
+        n_jump_candidates=0,
+        jump_every=0,
+    )
     assert sum(_found_deep_basin(seed) for seed in range(10)) >= 9
-    assert sum(_found_deep_basin(seed, jump_every=0, explore_every=4)
-               for seed in range(10)) <= 7
+    assert sum(_found_deep_basin(seed, jump_every=0, explore_every=4) for seed in range(10)) <= 7
     assert sum(_found_deep_basin(seed, **without_exploration) for seed in range(10)) <= 1
 
 
 def test_exhausted_candidates_fall_back_to_a_random_unseen_point(caplog):
-    opt = Optimizer(SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500,
-                    random_state=0)
+    opt = Optimizer(
+        SPACE_2D, n_initial_points=3, local_steps=False, n_candidates=500, random_state=0
+    )
     for x in opt.ask(n_points=3):
         opt.tell(x, quadratic(x))
     # Every candidate already evaluated:
@@ -451,24 +524,41 @@ def test_a_batch_is_cut_short_when_a_discrete_space_runs_out():
 
 def test_x0_points_are_evaluated_as_user_trials_with_timings(tmp_path):
     db = tmp_path / "study.db"
-    res = minimize(quadratic, SPACE_2D, n_calls=4, x0=[[0.3, -0.2], [0.0, 0.0]],
-                   n_candidates=500, random_state=0, storage=db)
+    res = minimize(
+        quadratic,
+        SPACE_2D,
+        n_calls=4,
+        x0=[[0.3, -0.2], [0.0, 0.0]],
+        n_candidates=500,
+        random_state=0,
+        storage=db,
+    )
     assert res.x_iters[:2] == [[0.3, -0.2], [0.0, 0.0]] and len(res.x_iters) == 4
     rows = read_study(db)["trials"]
     assert [r["origin"] for r in rows] == ["user", "user", "initial", "initial"]
     assert all(r["asked_at"] <= r["told_at"] and r["eval_time"] >= 0 for r in rows)
     # Resuming does not evaluate the x0 points again.
     calls = []
-    res = minimize(lambda x: calls.append(x) or quadratic(x), SPACE_2D, n_calls=5,
-                   x0=[[0.3, -0.2], [0.0, 0.0]], n_candidates=500, random_state=0, storage=db)
+    res = minimize(
+        lambda x: calls.append(x) or quadratic(x),
+        SPACE_2D,
+        n_calls=5,
+        x0=[[0.3, -0.2], [0.0, 0.0]],
+        n_candidates=500,
+        random_state=0,
+        storage=db,
+    )
     assert len(calls) == 1 and calls[0] not in ([0.3, -0.2], [0.0, 0.0])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_points=0), "n_points must be an integer >= 1"),
-    (dict(n_points=2.0), "n_points must be an integer >= 1"),
-    (dict(strategy="cl_median"), "strategy must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(n_points=0), "n_points must be an integer >= 1"),
+        (dict(n_points=2.0), "n_points must be an integer >= 1"),
+        (dict(strategy="cl_median"), "strategy must be one of"),
+    ],
+)
 def test_bad_ask_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Optimizer(SPACE_2D).ask(**kwargs)
@@ -477,8 +567,14 @@ def test_bad_ask_arguments_are_named(kwargs, message):
 def test_a_trial_does_not_keep_the_candidate_pool_alive():
     # A trial's encoded point owns its data: a row view of the 5,000-row pool
     # would keep the whole pool alive as long as the trial.
-    opt = Optimizer([Real(0.0, 1.0)] * 4, "ert", n_initial_points=3, n_candidates=5_000,
-                    surrogate_params={"n_estimators": 5}, random_state=0)
+    opt = Optimizer(
+        [Real(0.0, 1.0)] * 4,
+        "ert",
+        n_initial_points=3,
+        n_candidates=5_000,
+        surrogate_params={"n_estimators": 5},
+        random_state=0,
+    )
     for _ in range(6):
         x = opt.ask()
         opt.tell(x, float(np.sum(np.square(x))))
@@ -527,12 +623,16 @@ def test_a_legacy_random_state_gives_a_seeded_reproducible_run():
 
 # -- bad input: refused naming the argument, or accepted as the number it is ---------------
 
+
 @pytest.mark.fault
-@pytest.mark.parametrize("make_y, expected", [
-    (lambda: Decimal("1.5"), 1.5),
-    (lambda: np.array([[2.5]]), 2.5),
-    (lambda: _one_element_series(3.5), 3.5),
-])
+@pytest.mark.parametrize(
+    "make_y, expected",
+    [
+        (lambda: Decimal("1.5"), 1.5),
+        (lambda: np.array([[2.5]]), 2.5),
+        (lambda: _one_element_series(3.5), 3.5),
+    ],
+)
 def test_a_value_that_holds_one_number_is_recorded_as_that_number(make_y, expected):
     opt = Optimizer([Real(0.0, 1.0)], random_state=0)
     opt.tell(opt.ask(), make_y())
@@ -545,12 +645,15 @@ def _one_element_series(value):
 
 
 @pytest.mark.fault
-@pytest.mark.parametrize("y, reason", [
-    (Decimal("NaN"), "objective returned nan"),
-    (np.array([1.0, 2.0]), "not a number"),
-    ("1.0", "objective returned str '1.0', not a number"),
-    ([1.0], "objective returned list"),
-])
+@pytest.mark.parametrize(
+    "y, reason",
+    [
+        (Decimal("NaN"), "objective returned nan"),
+        (np.array([1.0, 2.0]), "not a number"),
+        ("1.0", "objective returned str '1.0', not a number"),
+        ([1.0], "objective returned list"),
+    ],
+)
 def test_a_value_that_is_not_one_number_is_a_failed_trial(y, reason):
     opt = Optimizer([Real(0.0, 1.0)], random_state=0)
     opt.tell(opt.ask(), y)
@@ -558,13 +661,18 @@ def test_a_value_that_is_not_one_number_is_a_failed_trial(y, reason):
 
 
 @pytest.mark.fault
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(x0=[[0.5]], y0=1.0), r"y0 must be a list of numbers, one per point of x0, got 1.0"),
-    (dict(x0=0.5), r"x0 must be a list of points, got 0.5"),
-    (dict(callback=5), r"callback must be callable or a list of callables, got 5"),
-    (dict(storage="/proc/nope/x.db"),
-     r"storage '/proc/nope/x.db' cannot be created: its directory cannot be made"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(x0=[[0.5]], y0=1.0), r"y0 must be a list of numbers, one per point of x0, got 1.0"),
+        (dict(x0=0.5), r"x0 must be a list of points, got 0.5"),
+        (dict(callback=5), r"callback must be callable or a list of callables, got 5"),
+        (
+            dict(storage="/proc/nope/x.db"),
+            r"storage '/proc/nope/x.db' cannot be created: its directory cannot be made",
+        ),
+    ],
+)
 def test_bad_minimize_inputs_are_refused_naming_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message):
         minimize(lambda x: x[0], [Real(0.0, 1.0)], n_calls=3, **kwargs)
@@ -612,8 +720,14 @@ def test_the_trial_protocol_tells_each_result_to_its_own_trial():
 def test_minimize_passes_its_settings_to_the_optimizer():
     # minimize takes the Optimizer's settings as keyword arguments instead of
     # re-listing them: the same settings give the same proposals.
-    settings = dict(surrogate="rf", n_initial_points=3, n_candidates=300, local_center_spacing=0,
-                    surrogate_params={"n_estimators": 10}, random_state=3)
+    settings = dict(
+        surrogate="rf",
+        n_initial_points=3,
+        n_candidates=300,
+        local_center_spacing=0,
+        surrogate_params={"n_estimators": 10},
+        random_state=3,
+    )
     result = minimize(quadratic, SPACE_2D, n_calls=6, **settings)
     opt = Optimizer(SPACE_2D, **settings)
     for _ in range(6):
@@ -638,8 +752,11 @@ SVC_SPACE = {
 
 def svc_like(x):
     # A made-up error surface; it checks that only the active hyperparameters are shown.
-    active = {"kernel", "C"} | ({"gamma"} if x["kernel"] != "linear" else set()) | (
-        {"degree"} if x["kernel"] == "poly" else set())
+    active = (
+        {"kernel", "C"}
+        | ({"gamma"} if x["kernel"] != "linear" else set())
+        | ({"degree"} if x["kernel"] == "poly" else set())
+    )
     assert set(x) == active, x
     value = (math.log10(x["C"]) - 1.0) ** 2
     if x["kernel"] != "linear":
@@ -651,8 +768,9 @@ def svc_like(x):
 
 @pytest.mark.parametrize("surrogate", ["bwo", "gp"])
 def test_a_conditional_space_shows_only_active_dimensions_and_never_repeats_a_point(surrogate):
-    result = minimize(svc_like, SVC_SPACE, n_calls=20, surrogate=surrogate, n_candidates=1000,
-                      random_state=0)
+    result = minimize(
+        svc_like, SVC_SPACE, n_calls=20, surrogate=surrogate, n_candidates=1000, random_state=0
+    )
     assert all(status == "complete" for status in result.statuses)
     space = Space(SVC_SPACE)
     encoded = space.encode(result.x_iters)
@@ -695,12 +813,15 @@ def test_add_pending_makes_a_point_a_lie_that_is_never_proposed():
     opt = Optimizer(space, n_initial_points=0, random_state=0, n_candidates=100)
     opt.tell({"x": 0, "y": 0}, 5.0)
     opt.add_pending({"x": 1, "y": 1})
-    assert [(t.x, t.status, t.origin) for t in opt.trials][1] == ({"x": 1, "y": 1}, "pending",
-                                                                    "user")
-    proposed = [opt.ask() for _ in range(14)]     # every other point of the 4 x 4 grid
+    assert [(t.x, t.status, t.origin) for t in opt.trials][1] == (
+        {"x": 1, "y": 1},
+        "pending",
+        "user",
+    )
+    proposed = [opt.ask() for _ in range(14)]  # every other point of the 4 x 4 grid
     assert {"x": 1, "y": 1} not in proposed and {"x": 0, "y": 0} not in proposed
     assert len({tuple(p.values()) for p in proposed}) == 14
-    opt.tell({"x": 1, "y": 1}, 2.0)               # told: the pending trial is completed
+    opt.tell({"x": 1, "y": 1}, 2.0)  # told: the pending trial is completed
     assert (opt.trials[1].status, opt.trials[1].value) == ("complete", 2.0)
     with pytest.raises(ValueError, match="not an integer in"):
         opt.add_pending({"x": 7, "y": 0})

@@ -24,8 +24,19 @@ bench = _load()
 
 
 def test_short_runs_record_resume_and_summarize(tmp_path, capsys):
-    argv = ["--problems", "branin", "--seeds", "0", "--n-trials", "6", "--samplers", "tpe",
-            "treebo", "--out", str(tmp_path)]
+    argv = [
+        "--problems",
+        "branin",
+        "--seeds",
+        "0",
+        "--n-trials",
+        "6",
+        "--samplers",
+        "tpe",
+        "treebo",
+        "--out",
+        str(tmp_path),
+    ]
     assert bench.main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["branin/tpe/seed 0", "branin/treebo/seed 0"]
@@ -37,7 +48,8 @@ def test_short_runs_record_resume_and_summarize(tmp_path, capsys):
             assert len(r[field]) == 6, field
         assert r["best_value"] == min(r["values"]) == r["best_so_far"][-1]
         assert r["log10_regret"][-1] == pytest.approx(
-            bench.math.log10(r["best_value"] - r["optimal_value"]))
+            bench.math.log10(r["best_value"] - r["optimal_value"])
+        )
         assert r["wall_time"] > 0 and "optuna" in r["versions"] and "treebo" in r["versions"]
         assert r["settings"]["arguments"]["seed"] == 0
     assert bench.main(argv) == 0  # resumed: nothing left to run
@@ -49,8 +61,13 @@ def test_short_runs_record_resume_and_summarize(tmp_path, capsys):
 
 
 def _record(problem, sampler, seed, final):
-    return {"problem": problem, "sampler": sampler, "seed": seed, "n_trials": 3,
-            "log10_regret": [0.0, final, final]}
+    return {
+        "problem": problem,
+        "sampler": sampler,
+        "seed": seed,
+        "n_trials": 3,
+        "log10_regret": [0.0, final, final],
+    }
 
 
 def test_verdict_uses_only_problems_with_every_seed_of_both():
@@ -65,4 +82,5 @@ def test_verdict_uses_only_problems_with_every_seed_of_both():
     assert "It does on 1 of the 2 with every seed of both: undecided" in text
     records += [_record("c", "treebo", 1, -5.0), _record("c", "tpe", 1, 0.0)]
     assert bench.summary(records, ["a", "b", "c"], ["treebo", "tpe"], [0, 1], 2).endswith(
-        "It does on 2 of the 3 with every seed of both: met.")
+        "It does on 2 of the 3 with every seed of both: met."
+    )

@@ -33,9 +33,11 @@ PEERS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "peers"
 
 def _load_peers():
     # benchmarks/ is not an installed package: load the folder as a package of its own.
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_peers",
-                                                  PEERS_DIR / "__init__.py",
-                                                  submodule_search_locations=[str(PEERS_DIR)])
+    spec = importlib.util.spec_from_file_location(
+        "treebo_benchmarks_peers",
+        PEERS_DIR / "__init__.py",
+        submodule_search_locations=[str(PEERS_DIR)],
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
@@ -53,8 +55,9 @@ def check_record(record, problem_name, peer, seed, n_calls):
     assert record["n_evaluated"] == n_calls == len(record["x"]) == len(record["values"])
     # The first points are treebo's initial design of the seed.
     n0 = record["n_initial"]
-    assert record["x"][:n0] == Optimizer(problem.space, n_initial_points=n0,
-                                         random_state=seed).ask(n0)
+    assert record["x"][:n0] == Optimizer(problem.space, n_initial_points=n0, random_state=seed).ask(
+        n0
+    )
     # The values are the problem's at the recorded points.
     for x, value in zip(record["x"], record["values"]):
         assert value == pytest.approx(problem(x), rel=1e-12, abs=1e-12)
@@ -95,8 +98,18 @@ def test_binary_problems_use_the_seeds_instance_and_55_calls():
 
 def test_command_line_resumes_and_summary_shows_peers_after_treebo(tmp_path, capsys):
     out = tmp_path / "regret"
-    argv = ["--problems", "branin", "--peers", "random", "--seeds", "0-1", "--n-calls", "7",
-            "--out", str(out)]
+    argv = [
+        "--problems",
+        "branin",
+        "--peers",
+        "random",
+        "--seeds",
+        "0-1",
+        "--n-calls",
+        "7",
+        "--out",
+        str(out),
+    ]
     assert peers.main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[0].startswith("branin/random/seed 0:")
@@ -117,11 +130,25 @@ def test_command_line_resumes_and_summary_shows_peers_after_treebo(tmp_path, cap
 
 
 def test_a_missing_library_is_reported_with_the_extra(tmp_path, capsys, monkeypatch):
-    missing = peers.Peer("skopt_et", {"treebo_no_such_module": "scikit-optimize"},
-                         peers.PEERS["skopt_et"].run)
+    missing = peers.Peer(
+        "skopt_et", {"treebo_no_such_module": "scikit-optimize"}, peers.PEERS["skopt_et"].run
+    )
     monkeypatch.setitem(peers.PEERS, "skopt_et", missing)
-    status = peers.main(["--problems", "branin", "--peers", "skopt_et", "random", "--seeds",
-                         "0", "--n-calls", "6", "--out", str(tmp_path)])
+    status = peers.main(
+        [
+            "--problems",
+            "branin",
+            "--peers",
+            "skopt_et",
+            "random",
+            "--seeds",
+            "0",
+            "--n-calls",
+            "6",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     captured = capsys.readouterr()
     assert status == 1
     assert "skipping skopt_et: scikit-optimize not installed" in captured.err
@@ -139,8 +166,22 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
 
 def test_command_line_selects_bbob_problems(tmp_path, capsys):
     pytest.importorskip("cocoex", reason="bbob needs cocoex: pip install 'treebo[bbob]'")
-    argv = ["--problems", "bbob", "--functions", "1", "--dims", "2", "--instances", "1-2",
-            "--peers", "random", "--seeds", "0", "--out", str(tmp_path)]
+    argv = [
+        "--problems",
+        "bbob",
+        "--functions",
+        "1",
+        "--dims",
+        "2",
+        "--instances",
+        "1-2",
+        "--peers",
+        "random",
+        "--seeds",
+        "0",
+        "--out",
+        str(tmp_path),
+    ]
     assert peers.main(argv) == 0
     records = load_results(tmp_path)
     assert sorted(r["problem"] for r in records) == ["bbob_f01_d2_i1", "bbob_f01_d2_i2"]
@@ -189,15 +230,28 @@ class MixedProblem(Problem):
     """Every dimension kind treebo has, with a log-uniform real and integer."""
 
     def __init__(self):
-        super().__init__("mixed_test", {
-            "lr": Real(1e-4, 1.0, prior="log-uniform"), "u": Real(-1.0, 2.0),
-            "n": Integer(1, 1000, prior="log-uniform"), "k": Integer(-3, 3), "b": Binary(),
-            "c": Categorical(["a", "b", "c"])})
+        super().__init__(
+            "mixed_test",
+            {
+                "lr": Real(1e-4, 1.0, prior="log-uniform"),
+                "u": Real(-1.0, 2.0),
+                "n": Integer(1, 1000, prior="log-uniform"),
+                "k": Integer(-3, 3),
+                "b": Binary(),
+                "c": Categorical(["a", "b", "c"]),
+            },
+        )
 
     def __call__(self, x):
         self.space.encode([x])
-        return (math.log10(x["lr"]) + 2) ** 2 + x["u"] ** 2 + abs(math.log(x["n"]) - 3) \
-            + abs(x["k"]) + x["b"] + {"a": 1.0, "b": 0.0, "c": 2.0}[x["c"]]
+        return (
+            (math.log10(x["lr"]) + 2) ** 2
+            + x["u"] ** 2
+            + abs(math.log(x["n"]) - 3)
+            + abs(x["k"])
+            + x["b"]
+            + {"a": 1.0, "b": 0.0, "c": 2.0}[x["c"]]
+        )
 
 
 @pytest.mark.slow
@@ -230,16 +284,22 @@ class ConditionalProblem(Problem):
     several values of a parent, nested conditions, and one on two parents (AND)."""
 
     def __init__(self):
-        super().__init__("conditional_test", {
-            "degree": Integer(2, 5, active_if={"kernel": "poly"}),
-            "model": Categorical(["svm", "tree", "knn"]),
-            "C": Real(1e-3, 1e3, prior="log-uniform", active_if={"model": "svm"}),
-            "kernel": Categorical(["rbf", "poly", "linear"], active_if={"model": "svm"}),
-            "gamma": Real(1e-4, 1.0, prior="log-uniform", active_if={"kernel": ["rbf", "poly"]}),
-            "depth": Integer(1, 10, active_if={"model": "tree"}),
-            "bootstrap": Binary(active_if={"model": ["tree", "knn"]}),
-            "k": Integer(1, 30, active_if={"model": "knn", "bootstrap": 1}),
-            "u": Real(-1.0, 1.0)})
+        super().__init__(
+            "conditional_test",
+            {
+                "degree": Integer(2, 5, active_if={"kernel": "poly"}),
+                "model": Categorical(["svm", "tree", "knn"]),
+                "C": Real(1e-3, 1e3, prior="log-uniform", active_if={"model": "svm"}),
+                "kernel": Categorical(["rbf", "poly", "linear"], active_if={"model": "svm"}),
+                "gamma": Real(
+                    1e-4, 1.0, prior="log-uniform", active_if={"kernel": ["rbf", "poly"]}
+                ),
+                "depth": Integer(1, 10, active_if={"model": "tree"}),
+                "bootstrap": Binary(active_if={"model": ["tree", "knn"]}),
+                "k": Integer(1, 30, active_if={"model": "knn", "bootstrap": 1}),
+                "u": Real(-1.0, 1.0),
+            },
+        )
         self.received = []
 
     def __call__(self, x):
@@ -268,16 +328,18 @@ def run_conditional(peer, seed=3, n_initial=10, n_calls=14):
     assert problem.received == run.x  # every evaluation went through the checking objective
     for x, value in zip(run.x, run.values):
         assert list(x) == [n for n in problem.space.names if n in x]  # the space's order
-        assert isinstance(x["model"], str) and all(isinstance(x[n], int) for n in
-                                                   ("degree", "depth", "bootstrap", "k") if n in x)
+        assert isinstance(x["model"], str) and all(
+            isinstance(x[n], int) for n in ("degree", "depth", "bootstrap", "k") if n in x
+        )
         assert value == problem(x)
     return run, settings
 
 
 def test_initial_design_of_a_conditional_space_is_what_minimize_evaluates_first():
     problem = ConditionalProblem()
-    result = minimize(problem, problem.space, n_calls=11, n_initial_points=10, random_state=2,
-                      n_candidates=256)
+    result = minimize(
+        problem, problem.space, n_calls=11, n_initial_points=10, random_state=2, n_candidates=256
+    )
     design = peers.initial_design(problem, 2, 10)
     assert result.x_iters[:10] == design
     assert any("k" in x for x in design) or any("degree" in x for x in design)
@@ -299,13 +361,21 @@ def test_active_point_refuses_inactive_and_missing_values():
     problem = ConditionalProblem()
     run = peers.PeerRun(problem, peers.initial_design(problem, 0, 10), 12)
     assert run.active_point({"model": 1, "depth": 3, "bootstrap": 0, "u": 0.5}) == {
-        "model": "tree", "depth": 3, "bootstrap": 0, "u": 0.5}
+        "model": "tree",
+        "depth": 3,
+        "bootstrap": 0,
+        "u": 0.5,
+    }
     with pytest.raises(RuntimeError, match=r"\['C'\].*inactive"):
         run.active_point({"model": 1, "depth": 3, "bootstrap": 0, "u": 0.5, "C": 1.0})
     with pytest.raises(RuntimeError, match="not feasible"):
         run.active_point({"model": 1, "bootstrap": 0, "u": 0.5})
     assert run.library_dict({"model": "knn", "bootstrap": 1, "k": 4, "u": 0.0, "C": 2.0}) == {
-        "model": 2, "bootstrap": 1, "k": 4, "u": 0.0}
+        "model": 2,
+        "bootstrap": 1,
+        "k": 4,
+        "u": 0.0,
+    }
 
 
 def test_random_peer_on_a_conditional_space():
@@ -316,13 +386,13 @@ def test_random_peer_on_a_conditional_space():
 @pytest.mark.parametrize("peer", [p for p in peers.PEERS if p not in CONDITIONAL_PEERS])
 def test_peers_without_conditions_refuse_a_conditional_space(peer):
     assert {"random", "optuna_tpe", "optuna_gp", "smac_rf"} == set(CONDITIONAL_PEERS)
-    with pytest.raises(peers.UnsupportedSpace, match=f"peer {peer} does not support "
-                                                     "conditional search spaces"):
+    with pytest.raises(
+        peers.UnsupportedSpace, match=f"peer {peer} does not support conditional search spaces"
+    ):
         peers.PEERS[peer].check_space(ConditionalProblem().space)
     problem = ConditionalProblem()
     run = peers.PeerRun(problem, peers.initial_design(problem, 0, 10), 12)
-    with pytest.raises(peers.UnsupportedSpace, match="conditional search spaces are not "
-                                                     "supported"):
+    with pytest.raises(peers.UnsupportedSpace, match="conditional search spaces are not supported"):
         peers.PEERS[peer].run(run, 0)  # the mapping itself refuses too
     assert problem.received == []
 
@@ -332,14 +402,19 @@ def test_grid_skips_a_peer_that_refuses_the_space_once(tmp_path, capsys, monkeyp
     monkeypatch.setattr(peers.registry, "build_problem", lambda spec: ConditionalProblem())
     monkeypatch.setattr(peers.registry, "default_n_initial", lambda problem: 10)
     # Installed or not, skopt_et reaches the space check.
-    monkeypatch.setitem(peers.PEERS, "skopt_et",
-                        peers.Peer("skopt_et", {}, peers.PEERS["skopt_et"].run))
-    status = peers.run_all(["skopt_et", "random"], ["conditional_test"], [0, 1], 12, tmp_path,
-                            {})
+    monkeypatch.setitem(
+        peers.PEERS, "skopt_et", peers.Peer("skopt_et", {}, peers.PEERS["skopt_et"].run)
+    )
+    status = peers.run_all(["skopt_et", "random"], ["conditional_test"], [0, 1], 12, tmp_path, {})
     captured = capsys.readouterr()
     assert status == 1
-    assert captured.err.count("skipping skopt_et on conditional_test: peer skopt_et does not "
-                              "support conditional search spaces") == 1
+    assert (
+        captured.err.count(
+            "skipping skopt_et on conditional_test: peer skopt_et does not "
+            "support conditional search spaces"
+        )
+        == 1
+    )
     records = load_results(tmp_path)
     assert [(r["surrogate"], r["seed"]) for r in records] == [("random", 0), ("random", 1)]
     for record in records:

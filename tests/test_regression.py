@@ -39,15 +39,17 @@ GOLDEN = Path(__file__).parent / "data" / "proposals.json"
 # (Sobol, local and jump candidates, distance variance, exploration steps).
 # Local steps fit a Gaussian process, so the forest cases leave them out and
 # stay free of BLAS; the cases "... with local steps" take them.
-SMALL = dict(n_candidates=2000, n_local_candidates=300, n_jump_candidates=100,
-             local_steps=False)
+SMALL = dict(n_candidates=2000, n_local_candidates=300, n_jump_candidates=100, local_steps=False)
 WITH_LOCAL_STEPS = {**SMALL, "local_steps": "auto"}
 
 
 def _branin(x):
     a, b, c = 1.0, 5.1 / (4 * np.pi**2), 5 / np.pi
-    return float(a * (x[1] - b * x[0] ** 2 + c * x[0] - 6) ** 2
-                 + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10)
+    return float(
+        a * (x[1] - b * x[0] ** 2 + c * x[0] - 6) ** 2
+        + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0])
+        + 10
+    )
 
 
 def _bits(x):
@@ -62,8 +64,12 @@ def _mixed(x):
 
 CONTINUOUS = [Real(-5.0, 10.0), Real(0.0, 15.0)]
 BINARY = [Binary() for _ in range(12)]
-MIXED = {"rate": Real(1e-4, 1.0, log=True), "depth": Integer(1, 10),
-         "kind": Categorical(["a", "b", "c"]), "flag": Binary()}
+MIXED = {
+    "rate": Real(1e-4, 1.0, log=True),
+    "depth": Integer(1, 10),
+    "kind": Categorical(["a", "b", "c"]),
+    "flag": Binary(),
+}
 
 
 def _hex(value) -> str:
@@ -72,9 +78,12 @@ def _hex(value) -> str:
 
 
 def _record(space, x_iters, values) -> list[list[str]]:
-    return [[_hex(v) for v in (x.values() if isinstance(x, dict) else x)]
-            + [float(y).hex()] + [float(v).hex() for v in space.encode([x])[0]]
-            for x, y in zip(x_iters, values)]
+    return [
+        [_hex(v) for v in (x.values() if isinstance(x, dict) else x)]
+        + [float(y).hex()]
+        + [float(v).hex() for v in space.encode([x])[0]]
+        for x, y in zip(x_iters, values)
+    ]
 
 
 def _minimize_case(func, space, n_calls, **kwargs):
@@ -121,8 +130,7 @@ CASES = {
     # The default pool sizes: a pool this large is predicted in a locality
     # order, and the binary grid's 0/1 rows take the matrix-product distances.
     "continuous bwo, default pool": lambda tmp: _default_pool_case(_branin, CONTINUOUS, 9),
-    "binary ert, default pool": lambda tmp: _default_pool_case(_bits, BINARY, 9,
-                                                               surrogate="ert"),
+    "binary ert, default pool": lambda tmp: _default_pool_case(_bits, BINARY, 9, surrogate="ert"),
     "continuous bwo with local steps": lambda tmp: _local_steps_case(_branin, CONTINUOUS, 18),
     "mixed bwo with local steps": lambda tmp: _local_steps_case(_mixed, MIXED, 10),
 }
@@ -130,8 +138,9 @@ CASES = {
 
 #: Cases whose proposals pass through BLAS (Cholesky, matrix products) and so
 #: depend in their last bits on the OpenBLAS kernel.
-_BLAS_CASES = frozenset({"continuous gp", "continuous bwo with local steps",
-                         "mixed bwo with local steps"})
+_BLAS_CASES = frozenset(
+    {"continuous gp", "continuous bwo with local steps", "mixed bwo with local steps"}
+)
 
 #: Relative (and, for values near zero, absolute) tolerance of the GP case.
 #: A kernel's different summation order changes a sum in its last bit
@@ -153,8 +162,9 @@ _BLAS_TOLERANCE = {"continuous gp": 1e-6}
 #: SkylakeX already chose another category. 1e-2 still fails when a step kind,
 #: the schedule, the box or the candidate pool changes, which move points by a
 #: good part of the box.
-_BLAS_TOLERANCE.update({"continuous bwo with local steps": 1e-2,
-                        "mixed bwo with local steps": 1e-2})
+_BLAS_TOLERANCE.update(
+    {"continuous bwo with local steps": 1e-2, "mixed bwo with local steps": 1e-2}
+)
 
 
 def _split(rows: list[list[str]]) -> tuple[np.ndarray, list[list[str]]]:
@@ -166,16 +176,20 @@ def _split(rows: list[list[str]]) -> tuple[np.ndarray, list[list[str]]]:
 
 def _versions() -> dict[str, str]:
     # Major.minor: patch releases do not change tree building or the generators.
-    return {"numpy": ".".join(np.__version__.split(".")[:2]),
-            "scikit-learn": ".".join(sklearn.__version__.split(".")[:2])}
+    return {
+        "numpy": ".".join(np.__version__.split(".")[:2]),
+        "scikit-learn": ".".join(sklearn.__version__.split(".")[:2]),
+    }
 
 
 @pytest.fixture(scope="module")
 def golden():
     recorded = json.loads(GOLDEN.read_text())
     if recorded["versions"] != _versions():
-        pytest.skip(f"proposals recorded with {recorded['versions']}, installed {_versions()}; "
-                    "bit-identical proposals are only defined for the same libraries")
+        pytest.skip(
+            f"proposals recorded with {recorded['versions']}, installed {_versions()}; "
+            "bit-identical proposals are only defined for the same libraries"
+        )
     return recorded["cases"]
 
 
@@ -185,10 +199,8 @@ def test_proposals_are_bit_identical_to_the_recorded_ones(case, golden, tmp_path
 
 
 @pytest.mark.parametrize("case", sorted(_BLAS_CASES))
-def test_blas_dependent_proposals_match_the_recorded_ones_within_tolerance(case, golden,
-                                                                         tmp_path):
-    (got, got_text), (recorded, recorded_text) = _split(CASES[case](tmp_path)), _split(
-        golden[case])
+def test_blas_dependent_proposals_match_the_recorded_ones_within_tolerance(case, golden, tmp_path):
+    (got, got_text), (recorded, recorded_text) = _split(CASES[case](tmp_path)), _split(golden[case])
     assert got.shape == recorded.shape and got_text == recorded_text
     tolerance = _BLAS_TOLERANCE[case]
     np.testing.assert_allclose(got, recorded, rtol=tolerance, atol=tolerance)
@@ -214,9 +226,23 @@ def test_every_case_holds_under_each_openblas_kernel(kernel, golden):
     if kernel not in _kernels_this_cpu_runs():
         pytest.skip(f"this CPU cannot run OpenBLAS's {kernel} kernel (or is not x86 Linux)")
     env = dict(os.environ, OPENBLAS_CORETYPE=kernel)
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "-k", "not under_each_openblas_kernel", __file__],
-                         env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "not under_each_openblas_kernel",
+            __file__,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
     assert run.returncode == 0, f"under OPENBLAS_CORETYPE={kernel}:\n{run.stdout[-3000:]}"
     assert summary.startswith(f"{len(CASES)} passed"), summary
@@ -224,9 +250,13 @@ def test_every_case_holds_under_each_openblas_kernel(kernel, golden):
 
 if __name__ == "__main__":
     import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {name: make(Path(tmp) / name.replace(" ", "_")) for name, make in CASES.items()
-                 if not Path(tmp, name.replace(" ", "_")).mkdir()}
+        cases = {
+            name: make(Path(tmp) / name.replace(" ", "_"))
+            for name, make in CASES.items()
+            if not Path(tmp, name.replace(" ", "_")).mkdir()
+        }
     GOLDEN.parent.mkdir(exist_ok=True)
     GOLDEN.write_text(json.dumps({"versions": _versions(), "cases": cases}, indent=0) + "\n")
     print(f"wrote {GOLDEN} ({len(cases)} cases)", file=sys.stderr)

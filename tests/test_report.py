@@ -11,14 +11,19 @@ import pytest
 from treebo import Categorical, Integer, Real, minimize
 from treebo.cli import main
 
-matplotlib = pytest.importorskip("matplotlib", reason="the report's figures need matplotlib: "
-                                 "pip install 'treebo[plot]'")
+matplotlib = pytest.importorskip(
+    "matplotlib", reason="the report's figures need matplotlib: pip install 'treebo[plot]'"
+)
 matplotlib.use("Agg")
 
 from treebo.report import report_html, write_report  # noqa: E402
 
-SPACE = {"lr": Real(1e-4, 1.0, "log-uniform"), "depth": Integer(1, 8),
-         "kind": Categorical(["<b>bold</b>", "plain"]), "noise": Real(0, 1)}
+SPACE = {
+    "lr": Real(1e-4, 1.0, "log-uniform"),
+    "depth": Integer(1, 8),
+    "kind": Categorical(["<b>bold</b>", "plain"]),
+    "noise": Real(0, 1),
+}
 
 
 def _objective(x):
@@ -30,9 +35,15 @@ def _objective(x):
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "study.db"
-    res = minimize(_objective, SPACE, n_calls=14, random_state=0, storage=path,
-                   n_candidates=1000, x0=[{"lr": 0.5, "depth": 8, "kind": "plain",
-                                           "noise": 0.5}])
+    res = minimize(
+        _objective,
+        SPACE,
+        n_calls=14,
+        random_state=0,
+        storage=path,
+        n_candidates=1000,
+        x0=[{"lr": 0.5, "depth": 8, "kind": "plain", "noise": 0.5}],
+    )
     return path, res
 
 
@@ -51,7 +62,11 @@ def test_report_holds_the_best_trial_figures_and_trials(study, page):
     _, res = study
     text = page.read_text()
     assert [alt for _, alt in IMAGE.findall(text)] == [
-        "convergence", "parameter importance", "partial dependence", "evaluations"]
+        "convergence",
+        "parameter importance",
+        "partial dependence",
+        "evaluations",
+    ]
     # Self-contained: nothing is loaded from anywhere (no src/href but the data: images).
     assert not re.search(r'(src|href)="(?!data:)', text) and "<script" not in text
     assert "<link" not in text and "@import" not in text and "url(" not in text
@@ -113,8 +128,10 @@ window.addEventListener("load", function () {
 </script>"""
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="no headless browser: install "
-                                   "Debian's chromium package (apt-get install chromium)")
+needs_browser = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no headless browser: install Debian's chromium package (apt-get install chromium)",
+)
 
 
 def render(html_path, tmp_path):
@@ -122,10 +139,21 @@ def render(html_path, tmp_path):
     probe found and the page's console messages."""
     probed = tmp_path / f"probed-{html_path.name}"
     probed.write_text(html_path.read_text().replace("<head>", "<head>\n" + PROBE, 1))
-    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
-               "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-               "--enable-logging=stderr", "--v=0", "--dump-dom", probed.as_uri()]
+    command = [
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--dump-dom",
+        probed.as_uri(),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     found = re.search(r'<pre id="treebo-probe">(.*?)</pre>', done.stdout, re.S)
     assert found, f"the page did not finish loading:\n{done.stderr[-3000:]}"
@@ -139,8 +167,14 @@ def problems(probe, console, expected):
     if [image["alt"] for image in probe["images"]] != expected:
         out.append(f"images {[i['alt'] for i in probe['images']]}, expected {expected}")
     for image in probe["images"]:
-        if not (image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0
-                and image["width"] > 0 and image["height"] > 0 and image["visible"]):
+        if not (
+            image["complete"]
+            and image["naturalWidth"] > 0
+            and image["naturalHeight"] > 0
+            and image["width"] > 0
+            and image["height"] > 0
+            and image["visible"]
+        ):
             out.append(f"image {image['alt']!r} is not shown: {image}")
     return out
 
@@ -153,7 +187,7 @@ def test_report_renders_in_a_browser_with_every_figure_visible(page, tmp_path):
     probe, console = render(page, tmp_path)
     assert problems(probe, console, FIGURES) == []
     sizes = {i["alt"]: (i["naturalWidth"], i["naturalHeight"]) for i in probe["images"]}
-    assert sizes["convergence"] == (540, 360)   # 6 x 4 inches at 90 dpi
+    assert sizes["convergence"] == (540, 360)  # 6 x 4 inches at 90 dpi
 
 
 @needs_browser
@@ -162,7 +196,7 @@ def test_the_browser_check_catches_a_broken_figure(page, tmp_path):
     text = page.read_text()
     broken = tmp_path / "broken.html"
     start = text.index("data:image/png;base64,") + len("data:image/png;base64,")
-    broken.write_text(text[:start] + "AAAA" + text[start + 4000:])
+    broken.write_text(text[:start] + "AAAA" + text[start + 4000 :])
     probe, console = render(broken, tmp_path)
     found = problems(probe, console, FIGURES)
     assert any("'convergence' is not shown" in p for p in found)

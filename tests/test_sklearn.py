@@ -15,8 +15,10 @@ from treebo.sklearn import TreeBOSearchCV
 
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-SPACES = {"clf__C": Real(1e-4, 1e2, prior="log-uniform"),
-          "clf__class_weight": Categorical([None, "balanced"])}
+SPACES = {
+    "clf__C": Real(1e-4, 1e2, prior="log-uniform"),
+    "clf__class_weight": Categorical([None, "balanced"]),
+}
 FAST = {"n_candidates": 1000}
 
 
@@ -25,14 +27,16 @@ def _pipeline():
 
 
 def test_search_on_breast_cancer_with_a_pipeline_gives_what_users_expect():
-    search = TreeBOSearchCV(_pipeline(), SPACES, n_iter=10, n_points=2, cv=3, random_state=0,
-                            optimizer_kwargs=FAST)
+    search = TreeBOSearchCV(
+        _pipeline(), SPACES, n_iter=10, n_points=2, cv=3, random_state=0, optimizer_kwargs=FAST
+    )
     search.fit(X_train, y_train)
     results = search.cv_results_
     params = results["params"]
     assert len(params) == 10 and len({tuple(p.items()) for p in params}) == 10
-    assert all(1e-4 <= p["clf__C"] <= 1e2 and p["clf__class_weight"] in (None, "balanced")
-               for p in params)
+    assert all(
+        1e-4 <= p["clf__C"] <= 1e2 and p["clf__class_weight"] in (None, "balanced") for p in params
+    )
     np.testing.assert_array_equal(results["param_clf__C"].data, [p["clf__C"] for p in params])
     assert search.best_index_ == int(np.argmax(results["mean_test_score"]))
     assert search.best_params_ == params[search.best_index_]
@@ -54,23 +58,34 @@ def test_search_on_breast_cancer_with_a_pipeline_gives_what_users_expect():
 
 
 def test_several_metrics_optimize_the_one_named_by_refit():
-    search = TreeBOSearchCV(_pipeline(), SPACES, n_iter=6, cv=3, random_state=0,
-                            scoring={"acc": "accuracy", "auc": "roc_auc"}, refit="auc",
-                            optimizer_kwargs=FAST)
+    search = TreeBOSearchCV(
+        _pipeline(),
+        SPACES,
+        n_iter=6,
+        cv=3,
+        random_state=0,
+        scoring={"acc": "accuracy", "auc": "roc_auc"},
+        refit="auc",
+        optimizer_kwargs=FAST,
+    )
     search.fit(X_train, y_train)
     values = [-t.value for t in search.optimizer_.trials]
     np.testing.assert_allclose(values, search.cv_results_["mean_test_auc"])
     assert search.best_index_ == int(np.argmax(search.cv_results_["mean_test_auc"]))
     with pytest.raises(ValueError, match="refit must name the metric to optimize"):
-        TreeBOSearchCV(_pipeline(), SPACES, n_iter=2, scoring=["accuracy", "roc_auc"],
-                       refit=False).fit(X_train, y_train)
+        TreeBOSearchCV(
+            _pipeline(), SPACES, n_iter=2, scoring=["accuracy", "roc_auc"], refit=False
+        ).fit(X_train, y_train)
 
 
 def test_a_setting_that_cannot_be_fitted_is_a_failed_trial():
-    spaces = {"clf__C": Real(1e-2, 1e2, prior="log-uniform"),
-              "clf__solver": Categorical(["lbfgs", "no-such-solver"])}
-    search = TreeBOSearchCV(_pipeline(), spaces, n_iter=6, cv=2, random_state=0,
-                            optimizer_kwargs=FAST)
+    spaces = {
+        "clf__C": Real(1e-2, 1e2, prior="log-uniform"),
+        "clf__solver": Categorical(["lbfgs", "no-such-solver"]),
+    }
+    search = TreeBOSearchCV(
+        _pipeline(), spaces, n_iter=6, cv=2, random_state=0, optimizer_kwargs=FAST
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitFailedWarning)
         warnings.simplefilter("ignore", UserWarning)
@@ -90,8 +105,15 @@ def test_a_setting_that_cannot_be_fitted_is_a_failed_trial():
 
 def test_same_random_state_same_search_and_clone_works():
     def make():
-        return TreeBOSearchCV(_pipeline(), SPACES, n_iter=4, n_initial_points=2, cv=2,
-                              random_state=3, optimizer_kwargs=FAST)
+        return TreeBOSearchCV(
+            _pipeline(),
+            SPACES,
+            n_iter=4,
+            n_initial_points=2,
+            cv=2,
+            random_state=3,
+            optimizer_kwargs=FAST,
+        )
 
     first, second = make().fit(X_train, y_train), make().fit(X_train, y_train)
     assert [t.origin for t in first.optimizer_.trials] == ["initial"] * 2 + ["model"] * 2
@@ -100,14 +122,22 @@ def test_same_random_state_same_search_and_clone_works():
     assert copy.get_params()["search_spaces"] == SPACES and copy.n_iter == 4
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(search_spaces={}), "search_spaces must be a non-empty dict"),
-    (dict(search_spaces={"clf__C": 3}), "search_spaces\\['clf__C'\\] must be a treebo dimension"),
-    (dict(n_points=0), "n_points must be an integer >= 1"),
-    (dict(strategy="cl_median"), "strategy must be one of"),
-    (dict(optimizer_kwargs={"random_state": 1}),
-     r"optimizer_kwargs must not set \['random_state'\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(search_spaces={}), "search_spaces must be a non-empty dict"),
+        (
+            dict(search_spaces={"clf__C": 3}),
+            "search_spaces\\['clf__C'\\] must be a treebo dimension",
+        ),
+        (dict(n_points=0), "n_points must be an integer >= 1"),
+        (dict(strategy="cl_median"), "strategy must be one of"),
+        (
+            dict(optimizer_kwargs={"random_state": 1}),
+            r"optimizer_kwargs must not set \['random_state'\]",
+        ),
+    ],
+)
 def test_bad_search_arguments_are_named(kwargs, message):
     search = TreeBOSearchCV(_pipeline(), **{"search_spaces": SPACES, "n_iter": 2, **kwargs})
     with pytest.raises(ValueError, match=message):
@@ -121,20 +151,32 @@ def test_a_list_of_search_spaces_searches_one_model_family_at_a_time():
     from treebo import Integer
 
     spaces = [
-        {"clf": [SVC()], "clf__C": Real(1e-2, 1e2, prior="log-uniform"),
-         "clf__kernel": Categorical(["rbf", "poly"]),
-         "clf__degree": Integer(2, 4, active_if={"clf__kernel": "poly"})},
+        {
+            "clf": [SVC()],
+            "clf__C": Real(1e-2, 1e2, prior="log-uniform"),
+            "clf__kernel": Categorical(["rbf", "poly"]),
+            "clf__degree": Integer(2, 4, active_if={"clf__kernel": "poly"}),
+        },
         {"clf": [KNeighborsClassifier()], "clf__n_neighbors": Integer(1, 30)},
     ]
-    search = TreeBOSearchCV(_pipeline(), spaces, n_iter=12, cv=3, random_state=0,
-                            error_score="raise", optimizer_kwargs=FAST)
+    search = TreeBOSearchCV(
+        _pipeline(),
+        spaces,
+        n_iter=12,
+        cv=3,
+        random_state=0,
+        error_score="raise",
+        optimizer_kwargs=FAST,
+    )
     search.fit(X_train, y_train)
     params = search.cv_results_["params"]
     keys = {frozenset(p) for p in params}
     # Every setting comes from one dict, with only its active parameters.
-    assert keys <= {frozenset({"clf", "clf__C", "clf__kernel"}),
-                    frozenset({"clf", "clf__C", "clf__kernel", "clf__degree"}),
-                    frozenset({"clf", "clf__n_neighbors"})}
+    assert keys <= {
+        frozenset({"clf", "clf__C", "clf__kernel"}),
+        frozenset({"clf", "clf__C", "clf__kernel", "clf__degree"}),
+        frozenset({"clf", "clf__n_neighbors"}),
+    }
     assert {type(p["clf"]).__name__ for p in params} == {"SVC", "KNeighborsClassifier"}
     assert all(("clf__degree" in p) == (p.get("clf__kernel") == "poly") for p in params)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
@@ -144,13 +186,18 @@ def test_a_list_of_search_spaces_searches_one_model_family_at_a_time():
     assert search.best_score_ >= 0.97
 
 
-@pytest.mark.parametrize("spaces, message", [
-    ([], "non-empty dict of parameter name -> dimension, or a non-empty list"),
-    ([{"clf__C": Real(1, 2)}, {}], "non-empty list of such dicts"),
-    ([{"clf__C": Real(1, 2, active_if={"clf__penalty": "l2"})}],
-     r"search_spaces\[0\]\['clf__C'\] is active_if on 'clf__penalty', which is not a "
-     "parameter of that dict"),
-])
+@pytest.mark.parametrize(
+    "spaces, message",
+    [
+        ([], "non-empty dict of parameter name -> dimension, or a non-empty list"),
+        ([{"clf__C": Real(1, 2)}, {}], "non-empty list of such dicts"),
+        (
+            [{"clf__C": Real(1, 2, active_if={"clf__penalty": "l2"})}],
+            r"search_spaces\[0\]\['clf__C'\] is active_if on 'clf__penalty', which is not a "
+            "parameter of that dict",
+        ),
+    ],
+)
 def test_bad_lists_of_search_spaces_are_named(spaces, message):
     with pytest.raises(ValueError, match=message):
         TreeBOSearchCV(_pipeline(), spaces, n_iter=2).fit(X_train[:50], y_train[:50])
@@ -175,13 +222,21 @@ def test_a_search_resumed_from_its_storage_completes_n_iter_and_reports_them_all
 
     def search(scoring, storage=True):
         kwargs = {**FAST, "storage": db} if storage else FAST
-        return TreeBOSearchCV(_pipeline(), SPACES, n_iter=8, cv=3, random_state=0,
-                              scoring=scoring, optimizer_kwargs=kwargs)
+        return TreeBOSearchCV(
+            _pipeline(),
+            SPACES,
+            n_iter=8,
+            cv=3,
+            random_state=0,
+            scoring=scoring,
+            optimizer_kwargs=kwargs,
+        )
 
     # Ctrl-C in the 6th setting's cross-validation (3 folds per setting).
     with pytest.raises(KeyboardInterrupt):
         search(_InterruptingScorer(after=3 * 5 + 2)).fit(X_train, y_train)
     from treebo.storage import read_study
+
     assert [r["status"] for r in read_study(db)["trials"]] == ["complete"] * 5 + ["pending"]
 
     resumed = search(_InterruptingScorer(after=-1)).fit(X_train, y_train)
@@ -190,13 +245,16 @@ def test_a_search_resumed_from_its_storage_completes_n_iter_and_reports_them_all
     # is the uninterrupted search's.
     assert len(read_study(db)["trials"]) == 8
     assert resumed.cv_results_["params"] == straight.cv_results_["params"]
-    for column in ("mean_test_score", "split0_test_score", "std_test_score",
-                   "rank_test_score"):
+    for column in ("mean_test_score", "split0_test_score", "std_test_score", "rank_test_score"):
         np.testing.assert_allclose(resumed.cv_results_[column], straight.cv_results_[column])
-    np.testing.assert_array_equal(resumed.cv_results_["param_clf__C"].data,
-                                  straight.cv_results_["param_clf__C"].data)
+    np.testing.assert_array_equal(
+        resumed.cv_results_["param_clf__C"].data, straight.cv_results_["param_clf__C"].data
+    )
     assert (resumed.best_index_, resumed.best_params_, resumed.best_score_) == (
-        straight.best_index_, straight.best_params_, straight.best_score_)
+        straight.best_index_,
+        straight.best_params_,
+        straight.best_score_,
+    )
     assert resumed.best_estimator_.get_params()["clf__C"] == straight.best_params_["clf__C"]
 
     # A search whose n_iter settings are all stored evaluates nothing new.

@@ -27,8 +27,14 @@ class ProgressBar:
         Seconds between lines when the stream is not a terminal.
     """
 
-    def __init__(self, total: int, label: str = "", stream: IO[str] | None = None,
-                 width: int = 30, interval: float = 5.0):
+    def __init__(
+        self,
+        total: int,
+        label: str = "",
+        stream: IO[str] | None = None,
+        width: int = 30,
+        interval: float = 5.0,
+    ):
         self.total = max(int(total), 1)
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
@@ -64,8 +70,9 @@ class ProgressBar:
             # The average pace so far; evaluations that slow down as the
             # history grows make this an underestimate early on.
             left = f" (about {_duration(elapsed / self.count * (self.total - self.count))} left)"
-        text = (f"{self.label} [{bar}] {self.count}/{self.total} {self._postfix} "
-                f"{elapsed:.1f}s{left}").strip()
+        text = (
+            f"{self.label} [{bar}] {self.count}/{self.total} {self._postfix} {elapsed:.1f}s{left}"
+        ).strip()
         if self._tty:
             self.stream.write("\r" + text + ("\n" if final else ""))
         else:

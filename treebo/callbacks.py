@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["EarlyStopper", "DeadlineStopper", "ThresholdStopper"]
 
 
-def _check_number(value: Any, name: str, minimum: float | None = None,
-                  strict: bool = False) -> float:
+def _check_number(
+    value: Any, name: str, minimum: float | None = None, strict: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if minimum is not None and (value <= minimum if strict else value < minimum):
@@ -83,8 +84,10 @@ class EarlyStopper:
             return False
         stale = len(values) - 1 - last_improvement
         if stale >= self.patience:
-            self.message = (f"the best value {sign * best:.6g} did not improve by more than "
-                            f"{self.delta:g} in the last {stale} evaluations")
+            self.message = (
+                f"the best value {sign * best:.6g} did not improve by more than "
+                f"{self.delta:g} in the last {stale} evaluations"
+            )
             return True
         return False
 
@@ -124,8 +127,10 @@ class DeadlineStopper:
         elapsed = self._clock() - self._start
         per_call = elapsed / max(n - self._n_start, 1)
         if elapsed + per_call > self.total_time:
-            self.message = (f"deadline of {self.total_time:g} s: {elapsed:.1f} s used, about "
-                            f"{per_call:.2g} s per evaluation")
+            self.message = (
+                f"deadline of {self.total_time:g} s: {elapsed:.1f} s used, about "
+                f"{per_call:.2g} s per evaluation"
+            )
             return True
         return False
 

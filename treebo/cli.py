@@ -82,9 +82,12 @@ def _expand_problems(names: Sequence[str], args: argparse.Namespace | None = Non
     from .problems import select_problems
 
     try:
-        selection = {key: None if getattr(args, key, None) is None
-                     else parse_int_ranges(getattr(args, key), f"--{key}")
-                     for key in ("functions", "dims", "instances")}
+        selection = {
+            key: None
+            if getattr(args, key, None) is None
+            else parse_int_ranges(getattr(args, key), f"--{key}")
+            for key in ("functions", "dims", "instances")
+        }
         return select_problems(list(names), **selection)
     except ValueError as error:
         raise _UsageError(str(error)) from None
@@ -127,22 +130,33 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if args.command_line is not None or is_user_target(args.problem):
         return minimize_user(args)
     if args.problem is None:
-        raise _UsageError("minimize needs a problem name, FILE.py:FUNCTION, MODULE:FUNCTION "
-                          "or --command CMD")
+        raise _UsageError(
+            "minimize needs a problem name, FILE.py:FUNCTION, MODULE:FUNCTION or --command CMD"
+        )
     _refuse_objective_options(args)
     return _minimize_problem(args)
 
 
 def _refuse_objective_options(args: argparse.Namespace) -> None:
-    given = [flag for flag, value in (("--space", args.space), ("--json-field", args.json_field),
-                                      ("--shell", args.shell), ("--timeout", args.timeout),
-                                      ("--maximize", args.maximize),
-                                      ("--n-initial-points", args.n_initial_points),
-                                      ("--n-jobs", args.n_jobs), ("--catch", args.catch))
-             if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--space", args.space),
+            ("--json-field", args.json_field),
+            ("--shell", args.shell),
+            ("--timeout", args.timeout),
+            ("--maximize", args.maximize),
+            ("--n-initial-points", args.n_initial_points),
+            ("--n-jobs", args.n_jobs),
+            ("--catch", args.catch),
+        )
+        if value
+    ]
     if given:
-        raise _UsageError(f"{', '.join(given)} apply to a user's objective (FILE.py:FUNCTION, "
-                          f"MODULE:FUNCTION or --command), not to the problem {args.problem!r}")
+        raise _UsageError(
+            f"{', '.join(given)} apply to a user's objective (FILE.py:FUNCTION, "
+            f"MODULE:FUNCTION or --command), not to the problem {args.problem!r}"
+        )
 
 
 def _minimize_problem(args: argparse.Namespace) -> int:
@@ -152,24 +166,33 @@ def _minimize_problem(args: argparse.Namespace) -> int:
     from .storage import StorageLockedError
 
     if args.problem not in available_problems():
-        raise _UsageError(f"unknown problem {args.problem!r}; choose from "
-                          f"{available_problems()}")
+        raise _UsageError(f"unknown problem {args.problem!r}; choose from {available_problems()}")
     _check_surrogates([args.surrogate])
     n_initial = default_n_initial(args.problem)
     if args.n_calls <= n_initial:
-        raise _UsageError(f"--n-calls must be larger than the {n_initial} initial points, got "
-                          f"{args.n_calls}")
+        raise _UsageError(
+            f"--n-calls must be larger than the {n_initial} initial points, got {args.n_calls}"
+        )
     if args.storage and args.out:
-        raise _UsageError("--storage and --out cannot be combined: a record is written only "
-                          "for a run made in one call")
+        raise _UsageError(
+            "--storage and --out cannot be combined: a record is written only "
+            "for a run made in one call"
+        )
     params = _parse_params(args.param, per_problem=False)
     get_problem(args.problem, **params)  # fail early on bad parameters
     overrides = {}
     if args.n_candidates is not None:
         overrides["n_candidates"] = args.n_candidates
     seed = 0 if args.seed is None else args.seed
-    spec = RunSpec(args.problem, args.surrogate, seed, args.n_calls, preset=args.preset,
-                   problem_params=params, overrides=overrides)
+    spec = RunSpec(
+        args.problem,
+        args.surrogate,
+        seed,
+        args.n_calls,
+        preset=args.preset,
+        problem_params=params,
+        overrides=overrides,
+    )
     if args.out:
         _check_out_dir(Path(args.out))
         _refuse_recorded_run(Path(args.out), spec)
@@ -191,12 +214,16 @@ def _minimize_problem(args: argparse.Namespace) -> int:
     if bar is not None and made[0]:
         bar.close()
     if args.storage:
-        print(f"study {args.storage}: {outcome['n_evaluated']} evaluations, {made[0]} of them "
-              "in this call")
+        print(
+            f"study {args.storage}: {outcome['n_evaluated']} evaluations, {made[0]} of them "
+            "in this call"
+        )
     best = outcome["best_so_far"][-1]
     if best is None:
-        print(f"no successful evaluation in {outcome['n_evaluated']}; errors: "
-              f"{sorted({e for e in outcome.get('errors', []) if e})}")
+        print(
+            f"no successful evaluation in {outcome['n_evaluated']}; errors: "
+            f"{sorted({e for e in outcome.get('errors', []) if e})}"
+        )
         return 1
     index = outcome["values"].index(best)
     print(f"best value {best:.10g} at evaluation {index + 1} of {outcome['n_evaluated']}")
@@ -205,8 +232,10 @@ def _minimize_problem(args: argparse.Namespace) -> int:
         print(f"regret {outcome['regret'][-1]:.4g} (optimum {outcome['optimal_value']:.12g})")
     fit, acq = sum(outcome["fit_time"]), sum(outcome["acq_time"])
     if args.storage:  # the fit and acquisition times of earlier calls are stored too
-        print(f"time: {outcome['wall_time']:.1f}s in this call; fit {fit:.1f}s, acquisition "
-              f"{acq:.1f}s over all {outcome['n_evaluated']} evaluations")
+        print(
+            f"time: {outcome['wall_time']:.1f}s in this call; fit {fit:.1f}s, acquisition "
+            f"{acq:.1f}s over all {outcome['n_evaluated']} evaluations"
+        )
     else:
         print(f"time: {outcome['wall_time']:.1f}s (fit {fit:.1f}s, acquisition {acq:.1f}s)")
     if args.out:
@@ -215,8 +244,11 @@ def _minimize_problem(args: argparse.Namespace) -> int:
             append_record(out, outcome)
         except OSError as error:  # checked before the run, yet lost since: keep the record
             print(json.dumps(outcome, sort_keys=True))
-            print(f"treebo minimize: error: the record could not be appended to {out} "
-                  f"({error}); it is printed above", file=sys.stderr)
+            print(
+                f"treebo minimize: error: the record could not be appended to {out} "
+                f"({error}); it is printed above",
+                file=sys.stderr,
+            )
             return 1
         print(f"record appended to {out / (outcome['problem'] + '.jsonl')}")
     return 0
@@ -228,8 +260,7 @@ def _check_out_dir(out: Path) -> None:
     if not existing.is_dir():
         raise _UsageError(f"--out {out}: {existing} is a file, not a directory; nothing was run")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise _UsageError(f"--out {out}: {existing} is not writable by this user; nothing "
-                          "was run")
+        raise _UsageError(f"--out {out}: {existing} is not writable by this user; nothing was run")
 
 
 def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:
@@ -246,9 +277,11 @@ def _refuse_recorded_run(out: Path, spec: RunSpec) -> None:
             continue
         recorded = completed_runs(load_results(path)).get(spec.key(), 0)
         if recorded >= spec.n_calls:
-            raise _UsageError(f"{path} already holds a record of this run ({spec.problem}/"
-                              f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
-                              "nothing was run: remove that record or choose another --out")
+            raise _UsageError(
+                f"{path} already holds a record of this run ({spec.problem}/"
+                f"{spec.surrogate}, seed {spec.seed}, {recorded} evaluations); "
+                "nothing was run: remove that record or choose another --out"
+            )
 
 
 def _load_config(path: str | None) -> dict:
@@ -259,12 +292,23 @@ def _load_config(path: str | None) -> dict:
             config = json.load(handle)
     except (OSError, json.JSONDecodeError) as error:
         raise _UsageError(f"cannot read --config {path!r}: {error}") from None
-    allowed = {"problems", "surrogates", "seeds", "n_calls", "preset", "out", "n_jobs",
-               "problem_params", "overrides", "description"}
+    allowed = {
+        "problems",
+        "surrogates",
+        "seeds",
+        "n_calls",
+        "preset",
+        "out",
+        "n_jobs",
+        "problem_params",
+        "overrides",
+        "description",
+    }
     unknown = set(config) - allowed
     if unknown:
-        raise _UsageError(f"--config {path!r} has unknown keys {sorted(unknown)}; allowed: "
-                          f"{sorted(allowed)}")
+        raise _UsageError(
+            f"--config {path!r} has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}"
+        )
     return config
 
 
@@ -277,8 +321,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if not problems:
         raise _UsageError("bench needs --problems (or a --config that lists them)")
     problems = _expand_problems(problems, args)
-    surrogates = _check_surrogates(args.surrogates or config.get("surrogates")
-                                   or available_surrogates())
+    surrogates = _check_surrogates(
+        args.surrogates or config.get("surrogates") or available_surrogates()
+    )
     seeds = _parse_seeds(args.seeds or [str(s) for s in config.get("seeds", ["0-4"])])
     out = args.out or config.get("out")
     if not out:
@@ -290,11 +335,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.n_candidates is not None:
         overrides["n_candidates"] = args.n_candidates
     try:
-        run_grid(problems, surrogates, seeds, out, args.n_calls or config.get("n_calls"),
-                 preset=args.preset or config.get("preset", "default"),
-                 problem_params=problem_params, overrides=overrides,
-                 n_jobs=args.n_jobs or config.get("n_jobs"), executor=args.executor,
-                 progress=not args.quiet)
+        run_grid(
+            problems,
+            surrogates,
+            seeds,
+            out,
+            args.n_calls or config.get("n_calls"),
+            preset=args.preset or config.get("preset", "default"),
+            problem_params=problem_params,
+            overrides=overrides,
+            n_jobs=args.n_jobs or config.get("n_jobs"),
+            executor=args.executor,
+            progress=not args.quiet,
+        )
     except BenchError as error:
         print(f"treebo bench: {error}", file=sys.stderr)
         for spec, text in error.failures:
@@ -310,8 +363,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
     if not Path(args.results).exists():
         raise _UsageError(f"results directory {args.results!r} does not exist")
-    written = plot_results(args.results, args.out, problems=args.problems,
-                           surrogates=args.surrogates, n_calls=args.n_calls, fmt=args.format)
+    written = plot_results(
+        args.results,
+        args.out,
+        problems=args.problems,
+        surrogates=args.surrogates,
+        n_calls=args.n_calls,
+        fmt=args.format,
+    )
     for path in written:
         print(path)
     return 0
@@ -347,26 +406,48 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     from .bench import PRESETS
     from .cli_study import add_objective_arguments
 
-    p.add_argument("problem", nargs="?", metavar="TARGET",
-                   help="a problem name (see `treebo list`), or your objective as "
-                   "FILE.py:FUNCTION or MODULE:FUNCTION")
+    p.add_argument(
+        "problem",
+        nargs="?",
+        metavar="TARGET",
+        help="a problem name (see `treebo list`), or your objective as "
+        "FILE.py:FUNCTION or MODULE:FUNCTION",
+    )
     p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
-    p.add_argument("--n-calls", type=int, default=100,
-                   help="evaluations, the 5 initial points included (default: 100)")
-    p.add_argument("--seed", type=int, help="seed / repeat index (default: 0 for a problem; "
-                   "for your objective a fresh seed, stored with the study)")
+    p.add_argument(
+        "--n-calls",
+        type=int,
+        default=100,
+        help="evaluations, the 5 initial points included (default: 100)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed / repeat index (default: 0 for a problem; "
+        "for your objective a fresh seed, stored with the study)",
+    )
     p.add_argument("--preset", choices=PRESETS, default="default")
-    p.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)",
+    )
     p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
-    p.add_argument("--out", help="append the run's JSON record to OUT/<problem>.jsonl; "
-                   "refused, before anything runs, when that file already holds a record of "
-                   "the same run with at least --n-calls evaluations (a longer run is appended; "
-                   "readers keep the longest record)")
-    p.add_argument("--storage", metavar="FILE",
-                   help="SQLite study that records every trial as soon as it is asked and "
-                   "told; if FILE already holds this run's study, it is resumed: only the "
-                   "evaluations missing to --n-calls are made (not with --out)")
+    p.add_argument(
+        "--out",
+        help="append the run's JSON record to OUT/<problem>.jsonl; "
+        "refused, before anything runs, when that file already holds a record of "
+        "the same run with at least --n-calls evaluations (a longer run is appended; "
+        "readers keep the longest record)",
+    )
+    p.add_argument(
+        "--storage",
+        metavar="FILE",
+        help="SQLite study that records every trial as soon as it is asked and "
+        "told; if FILE already holds this run's study, it is resumed: only the "
+        "evaluations missing to --n-calls are made (not with --out)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_objective_arguments(p)
 
@@ -375,29 +456,58 @@ def _bench_arguments(p: argparse.ArgumentParser) -> None:
     from .bench import PRESETS
     from .problems import problem_suites
 
-    p.add_argument("--config", help="JSON file with problems, surrogates, seeds, n_calls, "
-                   "preset, out, problem_params, overrides (arguments given here win)")
-    p.add_argument("--problems", nargs="+", metavar="NAME",
-                   help=f"problem names or the groups {list(problem_suites())}; bbob names "
-                   "(bbob_f01_d10_i1) or 'bbob' for COCO's functions chosen by --functions, "
-                   "--dims and --instances")
-    p.add_argument("--functions", nargs="+", metavar="N",
-                   help="with --problems bbob: functions, e.g. 1-24 or 1,8,21 (default: 1-24)")
-    p.add_argument("--dims", nargs="+", metavar="N",
-                   help="with --problems bbob: dimensions, e.g. 2 5 10 (default: 2 5 10)")
-    p.add_argument("--instances", nargs="+", metavar="N",
-                   help="with --problems bbob: instances, e.g. 1-3 (default: 1-3)")
-    p.add_argument("--surrogates", nargs="+", metavar="NAME",
-                   help="surrogate names (default: all)")
-    p.add_argument("--seeds", nargs="+", metavar="SEEDS",
-                   help="seeds and ranges, e.g. 0-4 or 0 1 2 (default: 0-4)")
-    p.add_argument("--n-calls", type=int,
-                   help="evaluations per run, 5 initial included (default: per preset; "
-                   "20 per dimension for bbob problems)")
+    p.add_argument(
+        "--config",
+        help="JSON file with problems, surrogates, seeds, n_calls, "
+        "preset, out, problem_params, overrides (arguments given here win)",
+    )
+    p.add_argument(
+        "--problems",
+        nargs="+",
+        metavar="NAME",
+        help=f"problem names or the groups {list(problem_suites())}; bbob names "
+        "(bbob_f01_d10_i1) or 'bbob' for COCO's functions chosen by --functions, "
+        "--dims and --instances",
+    )
+    p.add_argument(
+        "--functions",
+        nargs="+",
+        metavar="N",
+        help="with --problems bbob: functions, e.g. 1-24 or 1,8,21 (default: 1-24)",
+    )
+    p.add_argument(
+        "--dims",
+        nargs="+",
+        metavar="N",
+        help="with --problems bbob: dimensions, e.g. 2 5 10 (default: 2 5 10)",
+    )
+    p.add_argument(
+        "--instances",
+        nargs="+",
+        metavar="N",
+        help="with --problems bbob: instances, e.g. 1-3 (default: 1-3)",
+    )
+    p.add_argument("--surrogates", nargs="+", metavar="NAME", help="surrogate names (default: all)")
+    p.add_argument(
+        "--seeds",
+        nargs="+",
+        metavar="SEEDS",
+        help="seeds and ranges, e.g. 0-4 or 0 1 2 (default: 0-4)",
+    )
+    p.add_argument(
+        "--n-calls",
+        type=int,
+        help="evaluations per run, 5 initial included (default: per preset; "
+        "20 per dimension for bbob problems)",
+    )
     p.add_argument("--out", help="results directory (runs already there are skipped)")
     p.add_argument("--preset", choices=PRESETS, help="protocol (default: default)")
-    p.add_argument("--param", action="append", metavar="PROBLEM:KEY=VALUE",
-                   help="problem parameter, e.g. ising:lam=0.0001 (repeatable)")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="PROBLEM:KEY=VALUE",
+        help="problem parameter, e.g. ising:lam=0.0001 (repeatable)",
+    )
     p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
     p.add_argument("--n-jobs", type=int, help="runs in parallel (default: CPU count)")
     p.add_argument("--executor", choices=("process", "thread"), default="process")
@@ -416,19 +526,35 @@ def _plot_arguments(p: argparse.ArgumentParser) -> None:
 def _summary_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="results directory written by `treebo bench`")
     p.add_argument("--n-calls", type=int, help="cut runs to this many evaluations")
-    p.add_argument("--paired", metavar="SURROGATE",
-                   help="instead: on how many seeds SURROGATE ends lower than each other one")
+    p.add_argument(
+        "--paired",
+        metavar="SURROGATE",
+        help="instead: on how many seeds SURROGATE ends lower than each other one",
+    )
 
 
 def _report_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("storage_file", metavar="STORAGE",
-                   help="a study's storage file (--storage of minimize); read only, so it "
-                   "may still be running")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="the HTML page to write: one file with the figures embedded")
-    p.add_argument("--max-dimensions", type=int, default=6, metavar="N",
-                   help="dimensions in the partial-dependence and evaluation figures, the "
-                   "most important first (default: 6)")
+    p.add_argument(
+        "storage_file",
+        metavar="STORAGE",
+        help="a study's storage file (--storage of minimize); read only, so it "
+        "may still be running",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the HTML page to write: one file with the figures embedded",
+    )
+    p.add_argument(
+        "--max-dimensions",
+        type=int,
+        default=6,
+        metavar="N",
+        help="dimensions in the partial-dependence and evaluation figures, the "
+        "most important first (default: 6)",
+    )
 
 
 def _ask_arguments(p: argparse.ArgumentParser) -> None:
@@ -470,18 +596,26 @@ def _cmd_show(args: argparse.Namespace) -> int:
 # name -> (help, function adding the subcommand's arguments or None, the subcommand)
 _COMMANDS: dict[str, tuple[str, Callable | None, Callable]] = {
     "list": ("list problems and surrogates", None, _cmd_list),
-    "minimize": ("minimize your objective (a Python function or a command) or a benchmark "
-                 "problem", _minimize_arguments, _cmd_minimize),
-    "ask": ("propose a point of a stored study; prints {\"trial\": N, \"x\": {...}}",
-            _ask_arguments, _cmd_ask),
+    "minimize": (
+        "minimize your objective (a Python function or a command) or a benchmark problem",
+        _minimize_arguments,
+        _cmd_minimize,
+    ),
+    "ask": (
+        'propose a point of a stored study; prints {"trial": N, "x": {...}}',
+        _ask_arguments,
+        _cmd_ask,
+    ),
     "tell": ("record the value of an asked trial", _tell_arguments, _cmd_tell),
     "show": ("print a stored study's best trial and its trials", _show_arguments, _cmd_show),
     "bench": ("run a grid of problems x surrogates x seeds", _bench_arguments, _cmd_bench),
     "plot": ("draw regret and time figures, one per problem", _plot_arguments, _cmd_plot),
-    "summary": ("Markdown table of median final log10 regret", _summary_arguments,
-                _cmd_summary),
-    "report": ("write a study's HTML report: best trial, figures, trial table",
-               _report_arguments, _cmd_report),
+    "summary": ("Markdown table of median final log10 regret", _summary_arguments, _cmd_summary),
+    "report": (
+        "write a study's HTML report: best trial, figures, trial table",
+        _report_arguments,
+        _cmd_report,
+    ),
 }
 
 
@@ -493,9 +627,11 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     argparse only ever parses the arguments of the subcommand that is run.
     """
     parser = argparse.ArgumentParser(
-        prog="treebo", description="Bayesian optimization with tree-ensemble surrogates: "
+        prog="treebo",
+        description="Bayesian optimization with tree-ensemble surrogates: "
         "your own objective (a Python function or a command), ask and tell from the shell, "
-        "benchmark problems, regret-curve grids and figures.")
+        "benchmark problems, regret-curve grids and figures.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (text, add_arguments, func) in _COMMANDS.items():
         p = sub.add_parser(name, help=text)

@@ -28,8 +28,17 @@ if TYPE_CHECKING:
     from .history import OptimizeResult
     from .space import Space
 
-__all__ = ["is_user_target", "minimize_user", "add_objective_arguments", "add_ask_arguments",
-           "add_tell_arguments", "add_show_arguments", "cmd_ask", "cmd_tell", "cmd_show"]
+__all__ = [
+    "is_user_target",
+    "minimize_user",
+    "add_objective_arguments",
+    "add_ask_arguments",
+    "add_tell_arguments",
+    "add_show_arguments",
+    "cmd_ask",
+    "cmd_tell",
+    "cmd_show",
+]
 
 
 def is_user_target(target: str | None) -> bool:
@@ -39,30 +48,51 @@ def is_user_target(target: str | None) -> bool:
 
 def add_objective_arguments(p: argparse.ArgumentParser) -> None:
     """The ``minimize`` options for a user's objective (see :func:`minimize_user`)."""
-    p.add_argument("--command", metavar="CMD", dest="command_line",
-                   help="evaluate each point by running CMD, with {name} replaced by the value "
-                   "of dimension name; its value is the last number it prints (needs --space)")
-    p.add_argument("--space", metavar="FILE",
-                   help="search space file, TOML or JSON (for FILE.py:FUNCTION, default: the "
-                   "function's `space` attribute)")
-    p.add_argument("--json-field", metavar="NAME",
-                   help="with --command: read the value from this field of the last JSON "
-                   "line the command prints (a.b for a nested field)")
-    p.add_argument("--shell", action="store_true",
-                   help="with --command: run CMD with /bin/sh, each value quoted")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="seconds one evaluation may run; a longer one is a failed trial")
-    p.add_argument("--maximize", action="store_true",
-                   help="look for the largest value instead of the smallest")
-    p.add_argument("--n-initial-points", type=int,
-                   help="points of the initial design (default: 5)")
+    p.add_argument(
+        "--command",
+        metavar="CMD",
+        dest="command_line",
+        help="evaluate each point by running CMD, with {name} replaced by the value "
+        "of dimension name; its value is the last number it prints (needs --space)",
+    )
+    p.add_argument(
+        "--space",
+        metavar="FILE",
+        help="search space file, TOML or JSON (for FILE.py:FUNCTION, default: the "
+        "function's `space` attribute)",
+    )
+    p.add_argument(
+        "--json-field",
+        metavar="NAME",
+        help="with --command: read the value from this field of the last JSON "
+        "line the command prints (a.b for a nested field)",
+    )
+    p.add_argument(
+        "--shell",
+        action="store_true",
+        help="with --command: run CMD with /bin/sh, each value quoted",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds one evaluation may run; a longer one is a failed trial",
+    )
+    p.add_argument(
+        "--maximize", action="store_true", help="look for the largest value instead of the smallest"
+    )
+    p.add_argument("--n-initial-points", type=int, help="points of the initial design (default: 5)")
     p.add_argument("--n-jobs", type=int, help="evaluations run at once (default: 1)")
-    p.add_argument("--catch", action="append", metavar="EXCEPTION",
-                   help="an exception type of the objective that is an expected failed trial "
-                   "(repeatable; "
-                   "a builtin name such as ValueError, or module.Name); any other one stops "
-                   "the run (default: every exception is a failed trial, but a run whose "
-                   "first evaluations all raise the same type stops)")
+    p.add_argument(
+        "--catch",
+        action="append",
+        metavar="EXCEPTION",
+        help="an exception type of the objective that is an expected failed trial "
+        "(repeatable; "
+        "a builtin name such as ValueError, or module.Name); any other one stops "
+        "the run (default: every exception is a failed trial, but a run whose "
+        "first evaluations all raise the same type stops)",
+    )
 
 
 def _settings(args: argparse.Namespace) -> dict:
@@ -89,20 +119,26 @@ def _objective(args: argparse.Namespace) -> tuple[Callable[..., Any], Space]:
         if args.problem is not None:
             raise ValueError(f"give either a target ({args.problem!r}) or --command, not both")
         if space is None:
-            raise ValueError("--command needs --space FILE: the dimensions fill its "
-                             "placeholders")
+            raise ValueError("--command needs --space FILE: the dimensions fill its placeholders")
         from .command import CommandObjective
 
-        return CommandObjective(args.command_line, space.names, json_field=args.json_field,
-                                timeout=args.timeout, shell=args.shell), space
+        return CommandObjective(
+            args.command_line,
+            space.names,
+            json_field=args.json_field,
+            timeout=args.timeout,
+            shell=args.shell,
+        ), space
     for option in ("json_field", "shell"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')} only applies with --command")
     func = load_function(args.problem)
     space = space if space is not None else function_space(func)
     if space is None:
-        raise ValueError(f"{args.problem!r} has no search space: give --space FILE, or set "
-                         f"{args.problem.rpartition(':')[2]}.space = {{...}} in its module")
+        raise ValueError(
+            f"{args.problem!r} has no search space: give --space FILE, or set "
+            f"{args.problem.rpartition(':')[2]}.space = {{...}} in its module"
+        )
     return func, space
 
 
@@ -114,8 +150,10 @@ def minimize_user(args: argparse.Namespace) -> int:
 
     for option, flag in (("out", "--out"), ("param", "--param")):
         if getattr(args, option, None):
-            raise ValueError(f"{flag} applies to benchmark problems only; a user's objective "
-                             "is recorded with --storage")
+            raise ValueError(
+                f"{flag} applies to benchmark problems only; a user's objective "
+                "is recorded with --storage"
+            )
     if args.preset != "default":
         raise ValueError("--preset applies to benchmark problems only")
     func, space = _objective(args)
@@ -130,9 +168,18 @@ def minimize_user(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            result = minimize(func, space, n_calls=args.n_calls, storage=args.storage,
-                              progress_bar=not args.quiet, n_jobs=args.n_jobs, timeout=timeout,
-                              callback=count, catch=catch, **_settings(args))
+            result = minimize(
+                func,
+                space,
+                n_calls=args.n_calls,
+                storage=args.storage,
+                progress_bar=not args.quiet,
+                n_jobs=args.n_jobs,
+                timeout=timeout,
+                callback=count,
+                catch=catch,
+                **_settings(args),
+            )
     except StorageLockedError as error:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
         return 1
@@ -140,9 +187,11 @@ def minimize_user(args: argparse.Namespace) -> int:
         _print_cause(error.__cause__)
         print(f"treebo minimize: error: {error}", file=sys.stderr)
         if isinstance(error.__cause__, Exception):
-            print(f"treebo minimize: on the command line, --catch "
-                  f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
-                  file=sys.stderr)
+            print(
+                f"treebo minimize: on the command line, --catch "
+                f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
+                file=sys.stderr,
+            )
         return 1
     n = len(result.func_vals)
     if args.storage:
@@ -155,8 +204,10 @@ def minimize_user(args: argparse.Namespace) -> int:
     print(f"best value {result.fun:.10g} at evaluation {index + 1} of {n}")
     print(f"x = {json.dumps(_jsonable(result.x))}")
     if result.n_failed:
-        print(f"{result.n_failed} evaluations failed; the first: "
-              f"{next(e for e in result.errors if e).splitlines()[0]}")
+        print(
+            f"{result.n_failed} evaluations failed; the first: "
+            f"{next(e for e in result.errors if e).splitlines()[0]}"
+        )
     return 0
 
 
@@ -171,8 +222,10 @@ def _exception_class(name: str) -> type:
     except (ImportError, AttributeError):
         cls = None
     if not (isinstance(cls, type) and issubclass(cls, Exception)):
-        raise ValueError(f"--catch {name!r} is not an exception class (a builtin name such as "
-                         "ValueError, or module.Name)")
+        raise ValueError(
+            f"--catch {name!r} is not an exception class (a builtin name such as "
+            "ValueError, or module.Name)"
+        )
     return cls
 
 
@@ -186,8 +239,9 @@ def _jsonable(value: Any) -> Any:
     return jsonable(value)
 
 
-def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
-                  line: Any = None) -> None:
+def _show_warning(
+    message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
     print(f"treebo: warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -196,8 +250,11 @@ def _print_cause(cause: BaseException | None) -> None:
     if cause is None or cause.__traceback__ is None:
         return
     package = str(Path(__file__).resolve().parent)
-    frames = [f for f in traceback.extract_tb(cause.__traceback__)
-              if not str(Path(f.filename).resolve()).startswith(package)]
+    frames = [
+        f
+        for f in traceback.extract_tb(cause.__traceback__)
+        if not str(Path(f.filename).resolve()).startswith(package)
+    ]
     if not frames:  # raised by treebo itself (a command's failure): the message says it all
         return
     lines = ["Traceback of the first failure (most recent call last):\n"]
@@ -210,23 +267,34 @@ def _print_cause(cause: BaseException | None) -> None:
 def _wait_argument(p: argparse.ArgumentParser) -> None:
     from .shared_study import WAIT
 
-    p.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
-                   help="how long to wait while another process has the study open "
-                   f"(default: {WAIT:g})")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=WAIT,
+        metavar="SECONDS",
+        help=f"how long to wait while another process has the study open (default: {WAIT:g})",
+    )
 
 
 def add_ask_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--storage", required=True, metavar="FILE", help="SQLite study")
-    p.add_argument("--space", metavar="FILE",
-                   help="search space file, TOML or JSON; needed by the first ask, "
-                   "checked against the stored one later")
+    p.add_argument(
+        "--space",
+        metavar="FILE",
+        help="search space file, TOML or JSON; needed by the first ask, "
+        "checked against the stored one later",
+    )
     p.add_argument("--surrogate", help="surrogate name, for a new study (default: bwo)")
     p.add_argument("--seed", type=int, help="random seed, for a new study")
-    p.add_argument("--n-initial-points", type=int,
-                   help="points of the initial design, for a new study (default: 5)")
+    p.add_argument(
+        "--n-initial-points",
+        type=int,
+        help="points of the initial design, for a new study (default: 5)",
+    )
     p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
-    p.add_argument("--maximize", action="store_true",
-                   help="a new study looks for the largest value")
+    p.add_argument(
+        "--maximize", action="store_true", help="a new study looks for the largest value"
+    )
     _wait_argument(p)
 
 
@@ -234,8 +302,13 @@ def add_tell_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--storage", required=True, metavar="FILE", help="SQLite study")
     p.add_argument("trial", type=int, help="the trial number printed by ask")
     p.add_argument("value", nargs="?", help="the objective's value at the trial's point")
-    p.add_argument("--failed", nargs="?", const="failed (told by treebo tell --failed)",
-                   metavar="REASON", help="record the evaluation as failed (with a reason)")
+    p.add_argument(
+        "--failed",
+        nargs="?",
+        const="failed (told by treebo tell --failed)",
+        metavar="REASON",
+        help="record the evaluation as failed (with a reason)",
+    )
     _wait_argument(p)
 
 
@@ -284,10 +357,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     maximize = meta.get("settings", {}).get("direction") == "maximize"
     counts = {s: sum(r["status"] == s for r in rows) for s in ("complete", "failed", "pending")}
-    print(f"study {args.storage}: {len(rows)} trials ({counts['complete']} complete, "
-          f"{counts['failed']} failed, {counts['pending']} pending); "
-          f"{'maximize' if maximize else 'minimize'}, surrogate "
-          f"{meta.get('settings', {}).get('surrogate')}")
+    print(
+        f"study {args.storage}: {len(rows)} trials ({counts['complete']} complete, "
+        f"{counts['failed']} failed, {counts['pending']} pending); "
+        f"{'maximize' if maximize else 'minimize'}, surrogate "
+        f"{meta.get('settings', {}).get('surrogate')}"
+    )
     complete = [r for r in rows if r["status"] == "complete"]
     if complete:
         sign = -1 if maximize else 1
@@ -312,10 +387,17 @@ def _table(rows: list[dict], names: list[str]) -> str:
     for row in rows:
         x = row["x"] or {}
         error = (row["error"] or "").splitlines()
-        body.append([str(row["number"]), row["status"],
-                     "" if row["value"] is None else _cell(row["value"]),
-                     *[_cell(x[n]) if n in x else "" for n in names],
-                     error[0][:60] if error else ""])
+        body.append(
+            [
+                str(row["number"]),
+                row["status"],
+                "" if row["value"] is None else _cell(row["value"]),
+                *[_cell(x[n]) if n in x else "" for n in names],
+                error[0][:60] if error else "",
+            ]
+        )
     widths = [max(len(cells[i]) for cells in [header, *body]) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
-                     for cells in [header, *body])
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
+        for cells in [header, *body]
+    )

@@ -45,7 +45,8 @@ STDERR_CHARS = 2000
 # A number standing on its own: not part of a word ("resnet50") or of a longer number.
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)(?![\w])",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 class CommandError(RuntimeError):
@@ -101,9 +102,16 @@ class CommandObjective:
         dimensions are listed), or an invalid ``timeout``.
     """
 
-    def __init__(self, command: str | Sequence[str], names: Sequence[str], *,
-                 json_field: str | None = None, timeout: float | None = None,
-                 shell: bool = False, cwd: str | None = None):
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        names: Sequence[str],
+        *,
+        json_field: str | None = None,
+        timeout: float | None = None,
+        shell: bool = False,
+        cwd: str | None = None,
+    ):
         if isinstance(command, str):
             parts = [command] if shell else shlex.split(command)
         else:
@@ -117,15 +125,21 @@ class CommandObjective:
             try:
                 fields = [f for _, f, _, _ in string.Formatter().parse(part) if f is not None]
             except ValueError as error:
-                raise ValueError(f"command {command!r}: {error} (write {{{{ and }}}} for "
-                                 "literal braces)") from None
+                raise ValueError(
+                    f"command {command!r}: {error} (write {{{{ and }}}} for literal braces)"
+                ) from None
             for field in fields:
                 if field not in names:
-                    raise ValueError(f"command {command!r}: placeholder {{{field}}} names no "
-                                     f"dimension; the dimensions are {names}")
-        if timeout is not None and not (isinstance(timeout, (int, float))
-                                        and not isinstance(timeout, bool)
-                                        and math.isfinite(timeout) and timeout > 0):
+                    raise ValueError(
+                        f"command {command!r}: placeholder {{{field}}} names no "
+                        f"dimension; the dimensions are {names}"
+                    )
+        if timeout is not None and not (
+            isinstance(timeout, (int, float))
+            and not isinstance(timeout, bool)
+            and math.isfinite(timeout)
+            and timeout > 0
+        ):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.parts = parts
         self.names = names
@@ -157,9 +171,15 @@ class CommandObjective:
         shown = argv[2] if self.shell else shlex.join(argv)
         try:
             # A session of its own, so that a timeout kills whatever it started too.
-            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       stdin=subprocess.DEVNULL, text=True, cwd=self.cwd,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
         except OSError as error:
             raise CommandError(f"cannot run {shown}: {error}") from None
         try:
@@ -167,16 +187,18 @@ class CommandObjective:
         except subprocess.TimeoutExpired:
             _kill_group(process)
             _, stderr = process.communicate()
-            raise CommandError(_with_stderr(f"timed out after {self.timeout:g} s: {shown}",
-                                            stderr)) from None
+            raise CommandError(
+                _with_stderr(f"timed out after {self.timeout:g} s: {shown}", stderr)
+            ) from None
         except BaseException:  # Ctrl-C, a treebo timeout: leave no process behind
             _kill_group(process)
             process.wait()
             raise
         if process.returncode != 0:
             status = process.returncode
-            how = (f"was killed by signal {-status}" if status < 0
-                   else f"exited with status {status}")
+            how = (
+                f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+            )
             raise CommandError(_with_stderr(f"command {how}: {shown}", stderr))
         return self._value(stdout, stderr, shown)
 
@@ -184,8 +206,9 @@ class CommandObjective:
         if self.json_field is None:
             value = last_number(stdout)
             if value is None:
-                raise CommandError(_with_stderr(f"printed no number on standard output: {shown}",
-                                                stderr))
+                raise CommandError(
+                    _with_stderr(f"printed no number on standard output: {shown}", stderr)
+                )
             return value
         for line in reversed(stdout.splitlines()):
             line = line.strip()
@@ -196,8 +219,9 @@ class CommandObjective:
             except json.JSONDecodeError:
                 continue
             return _field(record, self.json_field, shown)
-        raise CommandError(_with_stderr(f"printed no JSON object line on standard output: "
-                                        f"{shown}", stderr))
+        raise CommandError(
+            _with_stderr(f"printed no JSON object line on standard output: {shown}", stderr)
+        )
 
 
 def _field(record: Any, field: str, shown: str) -> Any:
@@ -205,8 +229,10 @@ def _field(record: Any, field: str, shown: str) -> Any:
     for key in field.split("."):
         if not isinstance(value, Mapping) or key not in value:
             keys = sorted(value) if isinstance(value, Mapping) else []
-            raise CommandError(f"the JSON printed by {shown} has no field {field!r} (at {key!r}; "
-                               f"keys there: {keys})")
+            raise CommandError(
+                f"the JSON printed by {shown} has no field {field!r} (at {key!r}; "
+                f"keys there: {keys})"
+            )
         value = value[key]
     return value
 

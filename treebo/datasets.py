@@ -42,8 +42,12 @@ __all__ = ["Example1D", "make_1d_example", "EXAMPLES_1D"]
 #: Names accepted by :func:`make_1d_example`, in the order of the paper's figures.
 EXAMPLES_1D = ("few", "many", "cubic")
 
-_Spec = tuple[Callable[[np.ndarray], np.ndarray], float, tuple[float, float],
-              np.ndarray | tuple[int, tuple[float, float]]]
+_Spec = tuple[
+    Callable[[np.ndarray], np.ndarray],
+    float,
+    tuple[float, float],
+    np.ndarray | tuple[int, tuple[float, float]],
+]
 
 # name -> (function, noise std, test-grid domain, training inputs: fixed array or
 # (number of Sobol points, Sobol domain))
@@ -125,8 +129,9 @@ def _sobol_points(n: int, seed: int) -> np.ndarray:
         return np.asarray(sampler.gen_samples(n, warn=False), dtype=float)
 
 
-def make_1d_example(name: str, *, noise_seed: int = 42, design_seed: int = 42,
-                    n_test: int = 201) -> Example1D:
+def make_1d_example(
+    name: str, *, noise_seed: int = 42, design_seed: int = 42, n_test: int = 201
+) -> Example1D:
     """Build one of the paper's one-dimensional examples.
 
     Parameters
@@ -149,8 +154,11 @@ def make_1d_example(name: str, *, noise_seed: int = 42, design_seed: int = 42,
     """
     if name not in _SPECS:
         raise ValueError(f"name must be one of {EXAMPLES_1D}, got {name!r}")
-    for arg, value, minimum in (("noise_seed", noise_seed, 0), ("design_seed", design_seed, 0),
-                                ("n_test", n_test, 2)):
+    for arg, value, minimum in (
+        ("noise_seed", noise_seed, 0),
+        ("design_seed", design_seed, 0),
+        ("n_test", n_test, 2),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise ValueError(f"{arg} must be an integer >= {minimum}, got {value!r}")
     function, noise_std, domain, inputs = _SPECS[name]
@@ -162,6 +170,13 @@ def make_1d_example(name: str, *, noise_seed: int = 42, design_seed: int = 42,
     noise = np.random.RandomState(noise_seed).randn(*X_train.shape)
     y_train = (function(X_train) + noise_std * noise)[:, 0]
     X_test = np.linspace(domain[0], domain[1], n_test)[:, None]
-    return Example1D(name=name, X_train=X_train, y_train=y_train, X_test=X_test,
-                     y_test=function(X_test)[:, 0], domain=domain, noise_std=noise_std,
-                     function=function)
+    return Example1D(
+        name=name,
+        X_train=X_train,
+        y_train=y_train,
+        X_test=X_test,
+        y_test=function(X_test)[:, 0],
+        domain=domain,
+        noise_std=noise_std,
+        function=function,
+    )

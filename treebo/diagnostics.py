@@ -38,9 +38,18 @@ from scipy.special import ndtri
 
 from .surrogates.base import Prediction
 
-__all__ = ["kl_normal", "mean_kl", "published_kl", "gaussian_nll", "interval_coverage",
-           "epistemic_share", "uncertainty_report", "UncertaintyReport", "DEFAULT_LEVELS",
-           "DIRECTIONS"]
+__all__ = [
+    "kl_normal",
+    "mean_kl",
+    "published_kl",
+    "gaussian_nll",
+    "interval_coverage",
+    "epistemic_share",
+    "uncertainty_report",
+    "UncertaintyReport",
+    "DEFAULT_LEVELS",
+    "DIRECTIONS",
+]
 
 #: Central-interval levels reported by default.
 DEFAULT_LEVELS = (0.5, 0.8, 0.95)
@@ -53,16 +62,22 @@ _MIN_VARIANCE = 1e-12
 
 
 def _check_min_variance(min_variance: Any) -> float:
-    if (isinstance(min_variance, bool) or not isinstance(min_variance, numbers.Real)
-            or not float(min_variance) > 0 or not np.isfinite(float(min_variance))):
+    if (
+        isinstance(min_variance, bool)
+        or not isinstance(min_variance, numbers.Real)
+        or not float(min_variance) > 0
+        or not np.isfinite(float(min_variance))
+    ):
         raise ValueError(f"min_variance must be a positive finite number, got {min_variance!r}")
     return float(min_variance)
 
 
 def _as_prediction(prediction: Any, name: str) -> Prediction:
     if not isinstance(prediction, Prediction):
-        raise ValueError(f"{name} must be a treebo Prediction (from surrogate.predict_dist), "
-                         f"got {type(prediction).__name__}")
+        raise ValueError(
+            f"{name} must be a treebo Prediction (from surrogate.predict_dist), "
+            f"got {type(prediction).__name__}"
+        )
     return prediction
 
 
@@ -72,8 +87,9 @@ def _same_length(*pairs: tuple[str, np.ndarray]) -> None:
         raise ValueError(f"inputs must have the same number of points, got {lengths}")
 
 
-def kl_normal(mean_p: Any, var_p: Any, mean_q: Any, var_q: Any, *,
-              min_variance: float = _MIN_VARIANCE) -> np.ndarray:
+def kl_normal(
+    mean_p: Any, var_p: Any, mean_q: Any, var_q: Any, *, min_variance: float = _MIN_VARIANCE
+) -> np.ndarray:
     """Pointwise ``KL(N(mean_p, var_p) || N(mean_q, var_q))``.
 
     ``ln(sigma_q / sigma_p) + (var_p + (mean_p - mean_q)^2) / (2 var_q) - 1/2``,
@@ -93,7 +109,8 @@ def kl_normal(mean_p: Any, var_p: Any, mean_q: Any, var_q: Any, *,
     """
     floor = _check_min_variance(min_variance)
     mean_p, var_p, mean_q, var_q = np.broadcast_arrays(
-        *(np.asarray(a, dtype=float) for a in (mean_p, var_p, mean_q, var_q)))
+        *(np.asarray(a, dtype=float) for a in (mean_p, var_p, mean_q, var_q))
+    )
     if np.any(var_p < 0) or np.any(var_q < 0):
         raise ValueError("variances must be non-negative")
     var_p = np.maximum(var_p, floor)
@@ -103,8 +120,13 @@ def kl_normal(mean_p: Any, var_p: Any, mean_q: Any, var_q: Any, *,
     return 0.5 * ((ratio - 1.0 - np.log(ratio)) + (mean_p - mean_q) ** 2 / var_q)
 
 
-def mean_kl(prediction: Prediction, reference: Prediction, *,
-            direction: str = "model||reference", min_variance: float = _MIN_VARIANCE) -> float:
+def mean_kl(
+    prediction: Prediction,
+    reference: Prediction,
+    *,
+    direction: str = "model||reference",
+    min_variance: float = _MIN_VARIANCE,
+) -> float:
     """Average over points of the KL divergence between two predictive Normals.
 
     Parameters
@@ -133,8 +155,17 @@ def mean_kl(prediction: Prediction, reference: Prediction, *,
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     if direction == "reference||model":
         prediction, reference = reference, prediction
-    return float(np.mean(kl_normal(prediction.mean, prediction.variance, reference.mean,
-                                   reference.variance, min_variance=min_variance)))
+    return float(
+        np.mean(
+            kl_normal(
+                prediction.mean,
+                prediction.variance,
+                reference.mean,
+                reference.variance,
+                min_variance=min_variance,
+            )
+        )
+    )
 
 
 def published_kl(prediction: Prediction, reference: Prediction) -> float:
@@ -163,8 +194,7 @@ def published_kl(prediction: Prediction, reference: Prediction) -> float:
     sigma = float(np.sqrt(prediction.variance[-1]))
     sigma_ref = float(np.sqrt(reference.variance[-1]))
     delta = float(prediction.mean[-1] - reference.mean[-1])
-    last = (np.log(sigma_ref / (sigma + 1e-7)) + (sigma**2 + delta**2) / (2.0 * sigma_ref**2)
-            - 0.5)
+    last = np.log(sigma_ref / (sigma + 1e-7)) + (sigma**2 + delta**2) / (2.0 * sigma_ref**2) - 0.5
     return float(last / len(prediction.mean))
 
 
@@ -178,8 +208,7 @@ def _targets(y: Any, prediction: Prediction) -> np.ndarray:
     return y
 
 
-def gaussian_nll(y: Any, prediction: Prediction, *, min_variance: float = _MIN_VARIANCE
-                 ) -> float:
+def gaussian_nll(y: Any, prediction: Prediction, *, min_variance: float = _MIN_VARIANCE) -> float:
     """Mean negative log density of observed values under the predictive Normals.
 
     Parameters
@@ -200,8 +229,9 @@ def gaussian_nll(y: Any, prediction: Prediction, *, min_variance: float = _MIN_V
     prediction = _as_prediction(prediction, "prediction")
     y = _targets(y, prediction)
     var = np.maximum(prediction.variance, _check_min_variance(min_variance))
-    return float(np.mean(0.5 * np.log(2.0 * np.pi * var)
-                         + (y - prediction.mean) ** 2 / (2.0 * var)))
+    return float(
+        np.mean(0.5 * np.log(2.0 * np.pi * var) + (y - prediction.mean) ** 2 / (2.0 * var))
+    )
 
 
 def _check_levels(levels: Any) -> np.ndarray:
@@ -211,8 +241,9 @@ def _check_levels(levels: Any) -> np.ndarray:
     return levels
 
 
-def interval_coverage(y: Any, prediction: Prediction, levels: ArrayLike = DEFAULT_LEVELS
-                      ) -> np.ndarray:
+def interval_coverage(
+    y: Any, prediction: Prediction, levels: ArrayLike = DEFAULT_LEVELS
+) -> np.ndarray:
     """Share of observed values inside each central predictive interval.
 
     The central interval at level ``p`` is ``mean +- z sigma`` with
@@ -287,9 +318,15 @@ class UncertaintyReport:
     kl_from_reference: float | None = None
 
 
-def uncertainty_report(model: Any, X: Any, y: Any = None, *, reference: Any = None,
-                       levels: ArrayLike = DEFAULT_LEVELS,
-                       min_variance: float = _MIN_VARIANCE) -> UncertaintyReport:
+def uncertainty_report(
+    model: Any,
+    X: Any,
+    y: Any = None,
+    *,
+    reference: Any = None,
+    levels: ArrayLike = DEFAULT_LEVELS,
+    min_variance: float = _MIN_VARIANCE,
+) -> UncertaintyReport:
     """Diagnose a fitted surrogate's predictive distribution on the points ``X``.
 
     Parameters
@@ -315,24 +352,31 @@ def uncertainty_report(model: Any, X: Any, y: Any = None, *, reference: Any = No
         if isinstance(obj, Prediction):
             return obj
         if not hasattr(obj, "predict_dist"):
-            raise ValueError(f"{name} must be a fitted treebo surrogate or a Prediction, got "
-                             f"{type(obj).__name__}")
+            raise ValueError(
+                f"{name} must be a fitted treebo surrogate or a Prediction, got "
+                f"{type(obj).__name__}"
+            )
         if X is None:
             raise ValueError(f"X is needed to predict with {name}")
         return obj.predict_dist(X)
 
     prediction = predict(model, "model")
-    report: dict[str, Any] = {"n_points": len(prediction),
-                              "epistemic_share": epistemic_share(prediction)}
+    report: dict[str, Any] = {
+        "n_points": len(prediction),
+        "epistemic_share": epistemic_share(prediction),
+    }
     if y is not None:
         levels = _check_levels(levels)
         report["nll"] = gaussian_nll(y, prediction, min_variance=min_variance)
-        report["coverage"] = dict(zip(levels.tolist(),
-                                      interval_coverage(y, prediction, levels).tolist()))
+        report["coverage"] = dict(
+            zip(levels.tolist(), interval_coverage(y, prediction, levels).tolist())
+        )
     if reference is not None:
         ref = predict(reference, "reference")
-        report["kl_to_reference"] = mean_kl(prediction, ref, direction="model||reference",
-                                            min_variance=min_variance)
-        report["kl_from_reference"] = mean_kl(prediction, ref, direction="reference||model",
-                                              min_variance=min_variance)
+        report["kl_to_reference"] = mean_kl(
+            prediction, ref, direction="model||reference", min_variance=min_variance
+        )
+        report["kl_from_reference"] = mean_kl(
+            prediction, ref, direction="reference||model", min_variance=min_variance
+        )
     return UncertaintyReport(**report)

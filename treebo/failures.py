@@ -39,8 +39,14 @@ if TYPE_CHECKING:
     from .history import Trial
     from .optimizer import Optimizer
 
-__all__ = ["ObjectiveError", "ObjectiveFailureWarning", "GuardedObjective", "Failure",
-           "FailureWatch", "check_catch"]
+__all__ = [
+    "ObjectiveError",
+    "ObjectiveFailureWarning",
+    "GuardedObjective",
+    "Failure",
+    "FailureWatch",
+    "check_catch",
+]
 
 
 class ObjectiveError(RuntimeError):
@@ -74,8 +80,10 @@ def check_catch(catch: Any) -> tuple[type[Exception], ...] | None:
         return None
     items = tuple(catch) if isinstance(catch, (tuple, list)) else (catch,)
     if not items or not all(isinstance(c, type) and issubclass(c, Exception) for c in items):
-        raise ValueError("catch must be None, an exception class (a subclass of Exception) or "
-                         f"a tuple of them, got {catch!r}")
+        raise ValueError(
+            "catch must be None, an exception class (a subclass of Exception) or "
+            f"a tuple of them, got {catch!r}"
+        )
     return items
 
 
@@ -118,8 +126,7 @@ class GuardedObjective:
         From :func:`check_catch`.
     """
 
-    def __init__(self, func: Callable[[Any], Any],
-                 catch: tuple[type[BaseException], ...] | None):
+    def __init__(self, func: Callable[[Any], Any], catch: tuple[type[BaseException], ...] | None):
         self.func = func
         self.catch = catch
         self.driver_pid = os.getpid()
@@ -129,8 +136,12 @@ class GuardedObjective:
             return self.func(x)
         except Exception as error:  # noqa: BLE001 - reported to the driver as a Failure
             caught = self.catch is None or isinstance(error, self.catch)
-            return Failure(text=_exception_text(error), type_name=_type_name(error),
-                           caught=caught, exception=self._portable(error))
+            return Failure(
+                text=_exception_text(error),
+                type_name=_type_name(error),
+                caught=caught,
+                exception=self._portable(error),
+            )
 
     def _portable(self, error: BaseException) -> BaseException | None:
         if os.getpid() == self.driver_pid:
@@ -183,8 +194,13 @@ class FailureWatch:
         How the messages name the study (e.g. ``"in study.db"``), or empty.
     """
 
-    def __init__(self, optimizer: Optimizer, n_abort: int,
-                 catch: tuple[type[BaseException], ...] | None, where: str = ""):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        n_abort: int,
+        catch: tuple[type[BaseException], ...] | None,
+        where: str = "",
+    ):
         self.optimizer = optimizer
         self.n_abort = n_abort
         self.catch = catch
@@ -207,8 +223,9 @@ class FailureWatch:
     def mark_interrupted(self, trials: list[Trial]) -> None:
         self.optimizer.mark_interrupted(trials)
 
-    def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
-                   eval_time: float | None = None) -> None:
+    def tell_trial(
+        self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
+    ) -> None:
         if isinstance(y, Failure):
             self.optimizer.tell_trial(trial, None, error=y.text, eval_time=eval_time)
             self._failures[trial.number] = y
@@ -224,10 +241,13 @@ class FailureWatch:
             return f"stopped: trial {trial.number} raised {failure.type_name}, not in catch"
         if trial.status == "failed" and not self._warned:
             self._warned = True
-            warnings.warn(f"trial {trial.number} failed (the first failed evaluation of this "
-                          "run; it is recorded as failed and the run goes on; result.errors "
-                          f"lists every failure): {trial.error}", ObjectiveFailureWarning,
-                          stacklevel=_caller_level())
+            warnings.warn(
+                f"trial {trial.number} failed (the first failed evaluation of this "
+                "run; it is recorded as failed and the run goes on; result.errors "
+                f"lists every failure): {trial.error}",
+                ObjectiveFailureWarning,
+                stacklevel=_caller_level(),
+            )
         if not self._leading_open:
             return None
         kind = self._kind(trial, failure)
@@ -259,9 +279,11 @@ class FailureWatch:
         raise error
 
     def _uncaught(self, trial: Trial, failure: Failure) -> BaseException:
-        note = (f"treebo: trial {trial.number} raised {failure.type_name}, which is not one "
-                f"of catch={self.catch!r}; it is recorded as failed{self.where} and the run "
-                "stopped")
+        note = (
+            f"treebo: trial {trial.number} raised {failure.type_name}, which is not one "
+            f"of catch={self.catch!r}; it is recorded as failed{self.where} and the run "
+            "stopped"
+        )
         if failure.exception is None:
             return ObjectiveError(f"{failure.text}\n{note}")
         failure.exception.add_note(note)
@@ -270,16 +292,20 @@ class FailureWatch:
     def _systematic(self) -> ObjectiveError:
         numbers = [number for number, _, _ in self._leading]
         _, kind, first = self._leading[0]
-        shown = (f"trial {numbers[0]}" if len(numbers) == 1
-                 else f"trials {numbers[0]} to {numbers[-1]}")
+        shown = (
+            f"trial {numbers[0]}" if len(numbers) == 1 else f"trials {numbers[0]} to {numbers[-1]}"
+        )
         if first is None:
             advice = "Fix the objective: it must return a number."
         else:
-            advice = (f"Fix the objective, or pass catch=({first.type_name}, ...) if such "
-                      f"failures are expected and the run should go on. The first failure: "
-                      f"{first.text}")
+            advice = (
+                f"Fix the objective, or pass catch=({first.type_name}, ...) if such "
+                f"failures are expected and the run should go on. The first failure: "
+                f"{first.text}"
+            )
         error = ObjectiveError(
             f"the objective {kind} in each of the first {len(numbers)} evaluations ({shown}, "
-            f"recorded as failed{self.where}); the run stopped. {advice}")
+            f"recorded as failed{self.where}); the run stopped. {advice}"
+        )
         error.__cause__ = first.exception if first is not None else None
         return error

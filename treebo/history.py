@@ -33,6 +33,7 @@ __all__ = ["History", "Trial", "OptimizeResult", "as_value"]
 #: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
 #: point is given is the minimum, mean or maximum of the complete values.
 
+
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[None]:
     """Hold a SIGINT (Ctrl-C) that arrives inside the block until it ends, then raise it.
@@ -40,8 +41,10 @@ def _interrupt_deferred() -> Iterator[None]:
     Only in the main thread with Python's default SIGINT handler (elsewhere a
     handler cannot be set, and a handler of the user's is left alone).
     """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     caught: list[int] = []
@@ -108,8 +111,18 @@ class Trial:
 
 
 #: The columns of :meth:`OptimizeResult.to_dataframe` besides the dimensions.
-_RESULT_COLUMNS = ("number", "value", "state", "error", "origin", "fit_time", "acq_time",
-                   "eval_time", "asked_at", "told_at")
+_RESULT_COLUMNS = (
+    "number",
+    "value",
+    "state",
+    "error",
+    "origin",
+    "fit_time",
+    "acq_time",
+    "eval_time",
+    "asked_at",
+    "told_at",
+)
 
 
 class OptimizeResult(_ScipyResult):
@@ -172,15 +185,16 @@ class OptimizeResult(_ScipyResult):
         try:
             import pandas as pd
         except ImportError as error:
-            raise ImportError("OptimizeResult.to_dataframe needs pandas; install it with: "
-                              "pip install pandas (or pip install 'treebo[pandas]')") from error
+            raise ImportError(
+                "OptimizeResult.to_dataframe needs pandas; install it with: "
+                "pip install pandas (or pip install 'treebo[pandas]')"
+            ) from error
         n = len(self.x_iters)
         names = list(self.space.names)
         columns: dict[str, Any] = {"number": list(self.get("numbers", range(n)))}
         for j, name in enumerate(names):
             column = f"param:{name}" if name in _RESULT_COLUMNS else name
-            columns[column] = [(x.get(name) if isinstance(x, dict) else x[j])
-                               for x in self.x_iters]
+            columns[column] = [(x.get(name) if isinstance(x, dict) else x[j]) for x in self.x_iters]
         columns["value"] = np.asarray(self.func_vals, dtype=float)
         columns["state"] = list(self.get("statuses", ["complete"] * n))
         columns["error"] = list(self.get("errors", [None] * n))
@@ -191,8 +205,9 @@ class OptimizeResult(_ScipyResult):
                 columns[key] = np.asarray(self[key], dtype=float)
         for key in ("asked_at", "told_at"):
             if key in self:
-                columns[key] = pd.to_datetime(np.asarray(self[key], dtype=float), unit="s",
-                                              utc=True)
+                columns[key] = pd.to_datetime(
+                    np.asarray(self[key], dtype=float), unit="s", utc=True
+                )
         return pd.DataFrame(columns)
 
 
@@ -223,22 +238,29 @@ class _ToldColumns:
         if n == self._numbers.shape[1]:
             self._numbers = np.concatenate([self._numbers, np.empty_like(self._numbers)], axis=1)
         complete = trial.status == "complete"
-        self._numbers[:, at + 1:n + 1] = self._numbers[:, at:n].copy()
-        self._numbers[:, at] = (trial.value if complete else math.nan, trial.fit_time,
-                                trial.acq_time)
+        self._numbers[:, at + 1 : n + 1] = self._numbers[:, at:n].copy()
+        self._numbers[:, at] = (
+            trial.value if complete else math.nan,
+            trial.fit_time,
+            trial.acq_time,
+        )
         self.n_failed += trial.status == "failed"
         # The lowest value, and on a tie the lowest trial number (a complete
         # trial always has a value).
         value, best = trial.value, self.best
         if not complete or value is None:
             return
-        if (best is None or best.value is None or value < best.value
-                or (value == best.value and trial.number < best.number)):
+        if (
+            best is None
+            or best.value is None
+            or value < best.value
+            or (value == best.value and trial.number < best.number)
+        ):
             self.best = trial
 
     def column(self, row: int) -> np.ndarray:
         """A copy of numeric column ``row`` (0 value, 1 fit, 2 acquisition seconds)."""
-        return self._numbers[row, :len(self.number)].copy()
+        return self._numbers[row, : len(self.number)].copy()
 
 
 class History:
@@ -260,8 +282,7 @@ class History:
         methods below.
     """
 
-    def __init__(self, space: Space, hash_weights: np.ndarray,
-                 trials: Sequence[Trial] = ()):
+    def __init__(self, space: Space, hash_weights: np.ndarray, trials: Sequence[Trial] = ()):
         self.space = space
         self.hash_weights = hash_weights
         self.trials: list[Trial] = []
@@ -297,8 +318,14 @@ class History:
         del self.trials[n:]
         self._n_pending -= len(dropped)
 
-    def tell(self, trial: Trial, value: float | None, error: str | None,
-             eval_time: float | None, commit: Callable[[Trial], None]) -> None:
+    def tell(
+        self,
+        trial: Trial,
+        value: float | None,
+        error: str | None,
+        eval_time: float | None,
+        commit: Callable[[Trial], None],
+    ) -> None:
         """Record an evaluation, as one transaction with ``commit(trial)``.
 
         Parameters
@@ -369,8 +396,9 @@ class History:
         """Told trials that were asked (or given as x0) rather than told directly."""
         return sum(t.status != "pending" and t.asked_at is not None for t in self.trials)
 
-    def find(self, x: Any, encoded: np.ndarray | None = None, *,
-             pending_only: bool = False) -> Trial | None:
+    def find(
+        self, x: Any, encoded: np.ndarray | None = None, *, pending_only: bool = False
+    ) -> Trial | None:
         """The first trial at the point ``x`` (only pending ones if ``pending_only``)."""
         if encoded is None:
             encoded = self.space.encode([x])[0]
@@ -386,7 +414,7 @@ class History:
 
     def encoded(self) -> np.ndarray:
         """Every trial's encoded point, shape (n_trials, n_columns); a view, do not change it."""
-        return self._encoded[:len(self.trials)]
+        return self._encoded[: len(self.trials)]
 
     def unseen(self, X: np.ndarray) -> np.ndarray:
         """The distinct rows of ``X`` that are no trial's point, in order."""
@@ -409,8 +437,9 @@ class History:
         told = [t for t in self.trials if t.status != "pending"]
         X = np.array([t.x_encoded for t in told]).reshape(-1, width)
         y = np.array([t.value if t.status == "complete" else math.nan for t in told])
-        pending = np.array([t.x_encoded for t in self.trials
-                            if t.status == "pending"]).reshape(-1, width)
+        pending = np.array([t.x_encoded for t in self.trials if t.status == "pending"]).reshape(
+            -1, width
+        )
         return X, y, pending
 
 

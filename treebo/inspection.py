@@ -57,9 +57,16 @@ from .space import Dimension, Space
 if TYPE_CHECKING:
     from .surrogates import Surrogate
 
-__all__ = ["fit_surrogate", "partial_dependence", "partial_dependence_2d",
-           "parameter_importance", "PartialDependence", "PartialDependence2D", "Importance",
-           "dimension_grid"]
+__all__ = [
+    "fit_surrogate",
+    "partial_dependence",
+    "partial_dependence_2d",
+    "parameter_importance",
+    "PartialDependence",
+    "PartialDependence2D",
+    "Importance",
+    "dimension_grid",
+]
 
 #: Rows per call of the surrogate's ``predict``: bounds the memory a tree
 #: ensemble's per-tree predictions take (100 trees x 65,536 rows x 8 bytes = 52 MB).
@@ -153,8 +160,9 @@ class Importance:
         return {self.names[i]: float(self.importance[i]) for i in order}
 
 
-def fit_surrogate(result: Source, *, surrogate: str | Surrogate | None = None,
-                  random_state: int | None = None) -> Surrogate:
+def fit_surrogate(
+    result: Source, *, surrogate: str | Surrogate | None = None, random_state: int | None = None
+) -> Surrogate:
     """Fit the study's surrogate on the result's complete trials (see the module notes).
 
     Parameters
@@ -218,21 +226,38 @@ def dimension_grid(dim: Dimension, n_points: int) -> tuple[np.ndarray, list, np.
 
 
 @overload
-def partial_dependence(result: Source, dimension: None = ..., *, model: Any = ...,
-                       n_points: int = ..., n_samples: int = ...,
-                       random_state: int | None = ...) -> list[PartialDependence]: ...
+def partial_dependence(
+    result: Source,
+    dimension: None = ...,
+    *,
+    model: Any = ...,
+    n_points: int = ...,
+    n_samples: int = ...,
+    random_state: int | None = ...,
+) -> list[PartialDependence]: ...
 
 
 @overload
-def partial_dependence(result: Source, dimension: str | int, *, model: Any = ...,
-                       n_points: int = ..., n_samples: int = ...,
-                       random_state: int | None = ...) -> PartialDependence: ...
+def partial_dependence(
+    result: Source,
+    dimension: str | int,
+    *,
+    model: Any = ...,
+    n_points: int = ...,
+    n_samples: int = ...,
+    random_state: int | None = ...,
+) -> PartialDependence: ...
 
 
-def partial_dependence(result: Source, dimension: str | int | None = None, *,
-                       model: Any = None, n_points: int = 40, n_samples: int = 256,
-                       random_state: int | None = None
-                       ) -> PartialDependence | list[PartialDependence]:
+def partial_dependence(
+    result: Source,
+    dimension: str | int | None = None,
+    *,
+    model: Any = None,
+    n_points: int = 40,
+    n_samples: int = 256,
+    random_state: int | None = None,
+) -> PartialDependence | list[PartialDependence]:
     """The partial dependence of the objective on one dimension, or on each.
 
     Parameters
@@ -279,9 +304,16 @@ def partial_dependence(result: Source, dimension: str | int | None = None, *,
     return curves if dimension is None else curves[0]
 
 
-def partial_dependence_2d(result: Source, first: str | int, second: str | int, *,
-                          model: Any = None, n_points: int = 20, n_samples: int = 128,
-                          random_state: int | None = None) -> PartialDependence2D:
+def partial_dependence_2d(
+    result: Source,
+    first: str | int,
+    second: str | int,
+    *,
+    model: Any = None,
+    n_points: int = 20,
+    n_samples: int = 128,
+    random_state: int | None = None,
+) -> PartialDependence2D:
     """The partial dependence of the objective on a pair of dimensions.
 
     Parameters
@@ -305,8 +337,9 @@ def partial_dependence_2d(result: Source, first: str | int, second: str | int, *
     space = result.space
     i, j = _index(space, first), _index(space, second)
     if i == j:
-        raise ValueError(f"first and second must be different dimensions, got {first!r} "
-                         f"and {second!r}")
+        raise ValueError(
+            f"first and second must be different dimensions, got {first!r} and {second!r}"
+        )
     n_points = check_int(n_points, "n_points", 2)
     sample = _sample(result, n_samples, random_state)
     model = model if model is not None else fit_surrogate(result, random_state=random_state)
@@ -319,13 +352,19 @@ def partial_dependence_2d(result: Source, first: str | int, second: str | int, *
     shape = (len(enc_i), len(enc_j), len(sample))
     mask = _active(space, X, [i, j]).reshape(shape)
     average = _masked_mean(_predict(model, X).reshape(shape), mask)
-    return PartialDependence2D((space.names[i], space.names[j]), (values_i, values_j),
-                               (pos_i, pos_j), average)
+    return PartialDependence2D(
+        (space.names[i], space.names[j]), (values_i, values_j), (pos_i, pos_j), average
+    )
 
 
-def parameter_importance(result: Source, *, model: Any = None, n_points: int = 40,
-                         n_samples: int = 256,
-                         random_state: int | None = None) -> Importance:
+def parameter_importance(
+    result: Source,
+    *,
+    model: Any = None,
+    n_points: int = 40,
+    n_samples: int = 256,
+    random_state: int | None = None,
+) -> Importance:
     """How much each dimension alone moves the surrogate's prediction.
 
     The variance of each dimension's partial dependence over its prior
@@ -348,12 +387,15 @@ def parameter_importance(result: Source, *, model: Any = None, n_points: int = 4
     result = as_result(result)
     space = result.space
     model = model if model is not None else fit_surrogate(result, random_state=random_state)
-    curves = partial_dependence(result, model=model, n_points=n_points, n_samples=n_samples,
-                                random_state=random_state)
+    curves = partial_dependence(
+        result, model=model, n_points=n_points, n_samples=n_samples, random_state=random_state
+    )
     sample = space.snap(_sample(result, n_samples, random_state))
     active_share = space.active_mask(sample).mean(axis=0)
-    effects = np.array([np.nanvar(c.average) if np.isfinite(c.average).any() else 0.0
-                        for c in curves]) * active_share
+    effects = (
+        np.array([np.nanvar(c.average) if np.isfinite(c.average).any() else 0.0 for c in curves])
+        * active_share
+    )
     total = float(np.var(_predict(model, sample)))
     scale = effects.sum()
     importance = effects / scale if scale > 0 else np.zeros_like(effects)
@@ -366,8 +408,7 @@ def _complete_data(result: OptimizeResult) -> tuple[np.ndarray, np.ndarray]:
     values = np.asarray(result.func_vals, dtype=float)
     complete = np.flatnonzero(np.isfinite(values))
     if not len(complete):
-        raise ValueError("the result has no complete trial: there is nothing to fit a "
-                         "surrogate on")
+        raise ValueError("the result has no complete trial: there is nothing to fit a surrogate on")
     X = result.space.encode([result.x_iters[i] for i in complete])
     return X, values[complete]
 
@@ -384,15 +425,22 @@ def _surrogate(result: OptimizeResult, surrogate: str | Surrogate | None) -> Sur
         return make_surrogate(surrogate)
     name = result.get("surrogate") or _FALLBACK_SURROGATE
     if name not in available_surrogates():
-        warnings.warn(f"the study's surrogate {name!r} is not a registered name; refitting a "
-                      f"{_FALLBACK_SURROGATE!r} surrogate instead (pass surrogate= to choose)",
-                      UserWarning, stacklevel=3)
+        warnings.warn(
+            f"the study's surrogate {name!r} is not a registered name; refitting a "
+            f"{_FALLBACK_SURROGATE!r} surrogate instead (pass surrogate= to choose)",
+            UserWarning,
+            stacklevel=3,
+        )
         return make_surrogate(_FALLBACK_SURROGATE)
     try:
         default = make_surrogate(name)
     except ImportError as error:
-        warnings.warn(f"the study's surrogate {name!r} is not installed ({error}); refitting "
-                      f"a {_FALLBACK_SURROGATE!r} surrogate instead", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"the study's surrogate {name!r} is not installed ({error}); refitting "
+            f"a {_FALLBACK_SURROGATE!r} surrogate instead",
+            UserWarning,
+            stacklevel=3,
+        )
         return make_surrogate(_FALLBACK_SURROGATE)
     return default.set_params(**_stored_params(default, result.get("surrogate_params") or {}))
 
@@ -409,9 +457,15 @@ def _stored_params(default: Any, stored: dict) -> dict:
     params = default.get_params(deep=False)
     shown = stable_params(params)
     simple = (bool, int, float, str, type(None))
-    return {key: value for key, value in stored.items()
-            if key in params and key != "random_state" and value != shown[key]
-            and isinstance(params[key], simple) and isinstance(value, simple)}
+    return {
+        key: value
+        for key, value in stored.items()
+        if key in params
+        and key != "random_state"
+        and value != shown[key]
+        and isinstance(params[key], simple)
+        and isinstance(value, simple)
+    }
 
 
 def _seed(result: OptimizeResult, random_state: int | None) -> int:
@@ -434,8 +488,9 @@ def _sample(result: OptimizeResult, n_samples: int, random_state: int | None) ->
     return sobol_candidates(n_samples, result.space.n_columns, rng)
 
 
-def _with_columns(space: Space, sample: np.ndarray,
-                  settings: list[tuple[int, np.ndarray]]) -> np.ndarray:
+def _with_columns(
+    space: Space, sample: np.ndarray, settings: list[tuple[int, np.ndarray]]
+) -> np.ndarray:
     """Every sample row once per row of the settings, the set dimensions' columns replaced.
 
     ``settings`` holds (dimension index, encoded values of shape (G, width))
@@ -468,8 +523,9 @@ def _masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def _predict(model: Any, X: np.ndarray) -> np.ndarray:
     out = np.empty(len(X))
     for start in range(0, len(X), _PREDICT_CHUNK):
-        out[start:start + _PREDICT_CHUNK] = np.asarray(
-            model.predict(X[start:start + _PREDICT_CHUNK]), dtype=float).reshape(-1)
+        out[start : start + _PREDICT_CHUNK] = np.asarray(
+            model.predict(X[start : start + _PREDICT_CHUNK]), dtype=float
+        ).reshape(-1)
     return out
 
 
@@ -478,8 +534,13 @@ def _index(space: Space, dimension: str | int) -> int:
         if dimension not in space.names:
             raise ValueError(f"unknown dimension {dimension!r}; the space has {space.names}")
         return space.names.index(dimension)
-    if (isinstance(dimension, (int, np.integer)) and not isinstance(dimension, bool)
-            and 0 <= dimension < space.n_dims):
+    if (
+        isinstance(dimension, (int, np.integer))
+        and not isinstance(dimension, bool)
+        and 0 <= dimension < space.n_dims
+    ):
         return int(dimension)
-    raise ValueError(f"dimension must be a name in {space.names} or an index from 0 to "
-                     f"{space.n_dims - 1}, got {dimension!r}")
+    raise ValueError(
+        f"dimension must be a name in {space.names} or an index from 0 to "
+        f"{space.n_dims - 1}, got {dimension!r}"
+    )

@@ -55,8 +55,12 @@ def dump(result: OptimizeResult, path: str | os.PathLike) -> None:
     path = Path(path)
     from . import __version__
 
-    payload = {"format": _DUMP_FORMAT, "version": _DUMP_VERSION, "treebo": __version__,
-               "result": dict(result)}
+    payload = {
+        "format": _DUMP_FORMAT,
+        "version": _DUMP_VERSION,
+        "treebo": __version__,
+        "result": dict(result),
+    }
     partial = path.with_name(f".{path.name}.partial")
     try:
         with open(partial, "wb") as handle:
@@ -90,15 +94,26 @@ def load(path: str | os.PathLike) -> OptimizeResult:
     with open(path, "rb") as handle:
         try:
             payload = pickle.load(handle)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError,
-                IndexError, TypeError, ValueError) as error:
-            raise ValueError(f"{str(path)!r} is not a result written by treebo.dump "
-                             f"({type(error).__name__}: {error})") from None
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            ImportError,
+            IndexError,
+            TypeError,
+            ValueError,
+        ) as error:
+            raise ValueError(
+                f"{str(path)!r} is not a result written by treebo.dump "
+                f"({type(error).__name__}: {error})"
+            ) from None
     if not (isinstance(payload, dict) and payload.get("format") == _DUMP_FORMAT):
         raise ValueError(f"{str(path)!r} is not a result written by treebo.dump")
     if payload.get("version") != _DUMP_VERSION:
-        raise ValueError(f"{str(path)!r} has dump format version {payload.get('version')!r}; "
-                         f"this treebo reads version {_DUMP_VERSION}")
+        raise ValueError(
+            f"{str(path)!r} has dump format version {payload.get('version')!r}; "
+            f"this treebo reads version {_DUMP_VERSION}"
+        )
     return OptimizeResult(**payload["result"])
 
 
@@ -142,16 +157,16 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     space = Space.from_dict(meta["space"], object_categories="repr")
     rows = [row for row in study["trials"] if row["status"] != "pending"]
     x_iters = [space.point_from_json(row["point"]) for row in rows]
-    values = np.array([row["value"] if row["status"] == "complete" else math.nan
-                       for row in rows], dtype=float)
+    values = np.array(
+        [row["value"] if row["status"] == "complete" else math.nan for row in rows], dtype=float
+    )
     settings = meta.get("settings", {})
     complete = [i for i, row in enumerate(rows) if row["status"] == "complete"]
     # The lowest value, and on a tie the lowest trial number (rows are in number order).
     best = min(complete, key=lambda i: values[i]) if complete else None
 
     def column(name: str) -> np.ndarray:
-        return np.array([math.nan if row[name] is None else row[name] for row in rows],
-                        dtype=float)
+        return np.array([math.nan if row[name] is None else row[name] for row in rows], dtype=float)
 
     return OptimizeResult(
         x=x_iters[best] if best is not None else None,
@@ -196,5 +211,6 @@ def as_result(source: OptimizeResult | str | os.PathLike) -> OptimizeResult:
         return source
     if isinstance(source, (str, os.PathLike)):
         return read_result(source)
-    raise ValueError("expected an OptimizeResult or the path of a storage file, got "
-                     f"{type(source).__name__}")
+    raise ValueError(
+        f"expected an OptimizeResult or the path of a storage file, got {type(source).__name__}"
+    )

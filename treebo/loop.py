@@ -34,17 +34,39 @@ _OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dim
 MIN_SYSTEMATIC = 3
 
 #: minimize's own keyword arguments (the loop's).
-_LOOP_ARGUMENTS = ("x0", "y0", "callback", "verbose", "n_jobs", "executor", "timeout",
-                   "strategy", "max_retries", "progress_bar", "catch")
+_LOOP_ARGUMENTS = (
+    "x0",
+    "y0",
+    "callback",
+    "verbose",
+    "n_jobs",
+    "executor",
+    "timeout",
+    "strategy",
+    "max_retries",
+    "progress_bar",
+    "catch",
+)
 
 
-def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, *,
-             x0: Sequence[Any] | None = None, y0: Sequence[float] | None = None,
-             callback: Callable | Iterable[Callable] | None = None, verbose: bool = False,
-             n_jobs: int | None = None, executor: Any = None, timeout: float | None = None,
-             strategy: str = "cl_min", max_retries: int = 1, progress_bar: bool = False,
-             catch: type[Exception] | tuple[type[Exception], ...] | None = None,
-             **settings: Any) -> OptimizeResult:
+def minimize(
+    func: Callable[[Any], float],
+    dimensions: Any,
+    n_calls: int = 100,
+    *,
+    x0: Sequence[Any] | None = None,
+    y0: Sequence[float] | None = None,
+    callback: Callable | Iterable[Callable] | None = None,
+    verbose: bool = False,
+    n_jobs: int | None = None,
+    executor: Any = None,
+    timeout: float | None = None,
+    strategy: str = "cl_min",
+    max_retries: int = 1,
+    progress_bar: bool = False,
+    catch: type[Exception] | tuple[type[Exception], ...] | None = None,
+    **settings: Any,
+) -> OptimizeResult:
     """Minimize a black-box function with a tree-ensemble surrogate.
 
     Parameters
@@ -156,13 +178,29 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
     resolve_executor(n_jobs, executor, timeout, dry_run=True)
     unknown = sorted(set(settings) - _OPTIMIZER_SETTINGS)
     if unknown:
-        raise TypeError(f"minimize() got unknown argument(s) {unknown}; it takes func, "
-                        f"dimensions, n_calls, {', '.join(sorted(_LOOP_ARGUMENTS))} and the "
-                        f"Optimizer's settings {sorted(_OPTIMIZER_SETTINGS)}")
+        raise TypeError(
+            f"minimize() got unknown argument(s) {unknown}; it takes func, "
+            f"dimensions, n_calls, {', '.join(sorted(_LOOP_ARGUMENTS))} and the "
+            f"Optimizer's settings {sorted(_OPTIMIZER_SETTINGS)}"
+        )
     optimizer = Optimizer(dimensions, **settings)
     try:
-        return _run(optimizer, func, n_calls, x0, y0, callbacks, verbose, n_jobs, executor,
-                    timeout, strategy, max_retries, progress_bar, catch)
+        return _run(
+            optimizer,
+            func,
+            n_calls,
+            x0,
+            y0,
+            callbacks,
+            verbose,
+            n_jobs,
+            executor,
+            timeout,
+            strategy,
+            max_retries,
+            progress_bar,
+            catch,
+        )
     except KeyboardInterrupt:
         # A short traceback that ends at the user's call, not inside a surrogate's fit.
         stored = settings.get("storage") is not None
@@ -174,17 +212,32 @@ def minimize(func: Callable[[Any], float], dimensions: Any, n_calls: int = 100, 
 def _resume_hint(optimizer: Optimizer, stored: bool) -> str:
     n = optimizer.history.n_evaluated()
     if stored:
-        return (f"interrupted after {n} evaluations, all recorded in {optimizer.storage.name}; "
-                "the same call resumes the study")
-    return (f"interrupted after {n} evaluations, which are lost: pass storage='study.db' to "
-            "record a run so that it can be resumed")
+        return (
+            f"interrupted after {n} evaluations, all recorded in {optimizer.storage.name}; "
+            "the same call resumes the study"
+        )
+    return (
+        f"interrupted after {n} evaluations, which are lost: pass storage='study.db' to "
+        "record a run so that it can be resumed"
+    )
 
 
-def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
-         callbacks: list[Callable], verbose: bool, n_jobs: int | None, executor: Any,
-         timeout: float | None,
-         strategy: str, max_retries: int, progress_bar: bool,
-         catch: tuple[type[BaseException], ...] | None) -> OptimizeResult:
+def _run(
+    optimizer: Optimizer,
+    func: Callable,
+    n_calls: int,
+    x0: Any,
+    y0: Any,
+    callbacks: list[Callable],
+    verbose: bool,
+    n_jobs: int | None,
+    executor: Any,
+    timeout: float | None,
+    strategy: str,
+    max_retries: int,
+    progress_bar: bool,
+    catch: tuple[type[BaseException], ...] | None,
+) -> OptimizeResult:
     x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []
     if y0 is not None:
         y0 = _as_list(y0, "y0", "a list of numbers, one per point of x0")
@@ -231,10 +284,19 @@ def _run(optimizer: Optimizer, func: Callable, n_calls: int, x0: Any, y0: Any,
 
     executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout, max_workers=budget)
     try:
-        message = run_evaluations(watch, GuardedObjective(func, catch), budget, x0=x0,
-                                  executor=executor, n_workers=n_workers, owned=owned,
-                                  timeout=timeout, strategy=strategy, max_retries=max_retries,
-                                  on_tell=on_tell)
+        message = run_evaluations(
+            watch,
+            GuardedObjective(func, catch),
+            budget,
+            x0=x0,
+            executor=executor,
+            n_workers=n_workers,
+            owned=owned,
+            timeout=timeout,
+            strategy=strategy,
+            max_retries=max_retries,
+            on_tell=on_tell,
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -255,8 +317,11 @@ def _as_list(values: Any, argname: str, allowed: str) -> list:
 def _as_callbacks(callback: Any) -> list[Callable]:
     if callback is None:
         return []
-    callbacks = [callback] if callable(callback) else _as_list(
-        callback, "callback", "callable or a list of callables")
+    callbacks = (
+        [callback]
+        if callable(callback)
+        else _as_list(callback, "callback", "callable or a list of callables")
+    )
     for cb in callbacks:
         if not callable(cb):
             raise ValueError(f"callback must be callable or a list of callables, got {cb!r}")
@@ -265,7 +330,13 @@ def _as_callbacks(callback: Any) -> list[Callable]:
 
 def _report(call: int, n_calls: int, trial: Trial, result: OptimizeResult) -> None:
     shown = f"{trial.value:.6g}" if trial.status == "complete" else f"failed ({trial.error})"
-    timing = (f"  fit {trial.fit_time:.2f}s acq {trial.acq_time:.2f}s"
-              if trial.origin == "model" else f"  [{trial.origin}]")
-    print(f"call {call + 1:>4}/{n_calls}  f(x) = {shown:<14} best = {result.fun:.6g}{timing}",
-          file=sys.stdout, flush=True)
+    timing = (
+        f"  fit {trial.fit_time:.2f}s acq {trial.acq_time:.2f}s"
+        if trial.origin == "model"
+        else f"  [{trial.origin}]"
+    )
+    print(
+        f"call {call + 1:>4}/{n_calls}  f(x) = {shown:<14} best = {result.fun:.6g}{timing}",
+        file=sys.stdout,
+        flush=True,
+    )

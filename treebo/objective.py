@@ -82,22 +82,28 @@ def load_function(target: str) -> Callable:
         try:
             module = importlib.import_module(where)
         except ImportError as error:
-            raise ValueError(f"objective {target!r}: cannot import module {where!r}: "
-                             f"{error}") from error
+            raise ValueError(
+                f"objective {target!r}: cannot import module {where!r}: {error}"
+            ) from error
         except Exception as error:
-            raise ValueError(f"objective {target!r}: module {where!r} raised "
-                             f"{type(error).__name__} when imported: {error}") from error
+            raise ValueError(
+                f"objective {target!r}: module {where!r} raised "
+                f"{type(error).__name__} when imported: {error}"
+            ) from error
     value: Any = module
     for part in name.split("."):
         if not hasattr(value, part):
-            found = sorted(n for n in vars(module) if callable(getattr(module, n))
-                           and not n.startswith("_"))
-            raise ValueError(f"objective {target!r}: {where!r} has no {name!r}; its functions: "
-                             f"{found}")
+            found = sorted(
+                n for n in vars(module) if callable(getattr(module, n)) and not n.startswith("_")
+            )
+            raise ValueError(
+                f"objective {target!r}: {where!r} has no {name!r}; its functions: {found}"
+            )
         value = getattr(value, part)
     if not callable(value):
-        raise ValueError(f"objective {target!r}: {name!r} is a {type(value).__name__}, not a "
-                         "function")
+        raise ValueError(
+            f"objective {target!r}: {name!r} is a {type(value).__name__}, not a function"
+        )
     return value
 
 
@@ -115,8 +121,9 @@ def _load_file(path: Path) -> Any:
         spec.loader.exec_module(module)
     except Exception as error:
         del sys.modules[name]
-        raise ValueError(f"objective file {str(path)!r} raised {type(error).__name__} when "
-                         f"loaded: {error}") from error
+        raise ValueError(
+            f"objective file {str(path)!r} raised {type(error).__name__} when loaded: {error}"
+        ) from error
     # Worker processes need not find the file: the functions travel by value.
     try:
         import cloudpickle  # what treebo's worker pool (loky, through joblib) pickles with
@@ -145,8 +152,9 @@ def function_space(func: Callable) -> Space | None:
     try:
         return space if isinstance(space, Space) else Space(space)
     except ValueError as error:
-        raise ValueError(f"the objective's space attribute is not a search space: "
-                         f"{error}") from error
+        raise ValueError(
+            f"the objective's space attribute is not a search space: {error}"
+        ) from error
 
 
 def load_space_file(path: str | os.PathLike) -> Space:

@@ -162,31 +162,56 @@ local_center_spacing
         The given storage, or the :class:`~treebo.storage.InMemoryStorage`.
     """
 
-    def __init__(self, dimensions: Any, surrogate: str | Surrogate = "bwo",
-                 acquisition: str = "ei", *, n_initial_points: int = 5,
-                 initial_design: str = "sobol", n_candidates: int = 50_000,
-                 local_search: bool = True, n_local_candidates: int = 5_000,
-                 n_jump_candidates: int = 2_000, n_local_centers: int = 5,
-                 local_center_spacing: float = 0.1,
-                 distance_variance: str | float = "auto", explore_every: str | int = "auto",
-                 explore_length: float = 0.1, jump_every: str | int = "auto",
-                 jump_distance: float = 0.25, local_steps: str | bool = "auto",
-                 acq_optimizer: str = "auto", surrogate_params: dict | None = None,
-                 acquisition_params: dict | None = None,
-                 failure_value: str | float = "worst", y_transform: str = "auto",
-                 random_state: Any = None, storage: str | os.PathLike | Storage | None = None,
-                 resume_pending: str = "retry", direction: str = "minimize"):
+    def __init__(
+        self,
+        dimensions: Any,
+        surrogate: str | Surrogate = "bwo",
+        acquisition: str = "ei",
+        *,
+        n_initial_points: int = 5,
+        initial_design: str = "sobol",
+        n_candidates: int = 50_000,
+        local_search: bool = True,
+        n_local_candidates: int = 5_000,
+        n_jump_candidates: int = 2_000,
+        n_local_centers: int = 5,
+        local_center_spacing: float = 0.1,
+        distance_variance: str | float = "auto",
+        explore_every: str | int = "auto",
+        explore_length: float = 0.1,
+        jump_every: str | int = "auto",
+        jump_distance: float = 0.25,
+        local_steps: str | bool = "auto",
+        acq_optimizer: str = "auto",
+        surrogate_params: dict | None = None,
+        acquisition_params: dict | None = None,
+        failure_value: str | float = "worst",
+        y_transform: str = "auto",
+        random_state: Any = None,
+        storage: str | os.PathLike | Storage | None = None,
+        resume_pending: str = "retry",
+        direction: str = "minimize",
+    ):
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self._surrogate = as_surrogate(surrogate, surrogate_params)
         self.surrogate_name = surrogate if isinstance(surrogate, str) else type(surrogate).__name__
         self.pipeline = ProposalPipeline.from_settings(
-            acquisition, acquisition_params, acq_optimizer=acq_optimizer,
-            n_candidates=n_candidates, local_search=local_search,
-            n_local_candidates=n_local_candidates, n_jump_candidates=n_jump_candidates,
-            n_local_centers=n_local_centers, local_center_spacing=local_center_spacing,
-            distance_variance=distance_variance, explore_every=explore_every,
-            explore_length=explore_length, jump_every=jump_every, jump_distance=jump_distance,
-            local_steps=local_steps)
+            acquisition,
+            acquisition_params,
+            acq_optimizer=acq_optimizer,
+            n_candidates=n_candidates,
+            local_search=local_search,
+            n_local_candidates=n_local_candidates,
+            n_jump_candidates=n_jump_candidates,
+            n_local_centers=n_local_centers,
+            local_center_spacing=local_center_spacing,
+            distance_variance=distance_variance,
+            explore_every=explore_every,
+            explore_length=explore_length,
+            jump_every=jump_every,
+            jump_distance=jump_distance,
+            local_steps=local_steps,
+        )
         self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
         self.initial_design = check_choice(initial_design, "initial_design", ("sobol", "random"))
         self.failure_value = check_failure_value(failure_value)
@@ -204,8 +229,9 @@ local_center_spacing
             trials = self._open_study()
             design_rng = self._streams.design()
             self._design = self._initial_design(design_rng)
-            self.history = History(self.space, design_rng.standard_normal(self.space.n_columns),
-                                   trials)
+            self.history = History(
+                self.space, design_rng.standard_normal(self.space.n_columns), trials
+            )
             self._settle_pending()
         except BaseException:
             self.storage.close()
@@ -311,8 +337,9 @@ local_center_spacing
         """
         encoded = self.space.encode([x])[0]
         given = self.space.drop_inactive(x)
-        trial = Trial(number=len(self.trials), x=given, x_encoded=encoded, origin="user",
-                      asked_at=time.time())
+        trial = Trial(
+            number=len(self.trials), x=given, x_encoded=encoded, origin="user", asked_at=time.time()
+        )
         self.history.append(trial)
         try:
             self.storage.record_ask([trial], {})
@@ -353,8 +380,9 @@ local_center_spacing
         check_strategy(strategy)
         return self._ask_trials(check_int(n_points, "n_points"), strategy)
 
-    def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
-                   eval_time: float | None = None) -> None:
+    def tell_trial(
+        self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
+    ) -> None:
         """Record the value of a pending trial of this optimizer.
 
         Parameters
@@ -374,8 +402,12 @@ local_center_spacing
             If ``trial`` is not a pending trial of this optimizer.
         """
         number = getattr(trial, "number", None)
-        if not (isinstance(number, int) and 0 <= number < len(self.trials)
-                and self.trials[number] is trial and trial.status == "pending"):
+        if not (
+            isinstance(number, int)
+            and 0 <= number < len(self.trials)
+            and self.trials[number] is trial
+            and trial.status == "pending"
+        ):
             raise ValueError(f"trial must be a pending trial of this optimizer, got {trial!r}")
         self._tell_trial(trial, y, error=error, eval_time=eval_time)
 
@@ -449,9 +481,13 @@ local_center_spacing
                 trial.asked_at = time.time()
                 key = str(trial.number)  # JSON object keys are strings
                 self._resume_offers[key] = self._resume_offers.get(key, 0) + 1
-                logger.info("offering trial %d again (%d of %d): it was pending when the "
-                            "previous run ended", trial.number, self._resume_offers[key],
-                            MAX_RESUME_OFFERS)
+                logger.info(
+                    "offering trial %d again (%d of %d): it was pending when the "
+                    "previous run ended",
+                    trial.number,
+                    self._resume_offers[key],
+                    MAX_RESUME_OFFERS,
+                )
                 chosen.append(trial)
             if len(chosen) < q:
                 try:
@@ -471,8 +507,9 @@ local_center_spacing
             raise
         return chosen
 
-    def _tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
-                    eval_time: float | None = None) -> None:
+    def _tell_trial(
+        self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
+    ) -> None:
         value, failure = as_value(y)
         if value is not None and self.direction == "maximize":
             value = -value
@@ -485,20 +522,28 @@ local_center_spacing
     # -- the study ----------------------------------------------------------------------
     def _settings(self) -> dict:
         """Everything besides the space and the seed that shapes the proposals."""
-        return {"surrogate": self.surrogate_name,
-                "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
-                "n_initial_points": self.n_initial_points,
-                "initial_design": self.initial_design, **self.pipeline.get_params(),
-                "failure_value": self.failure_value, "y_transform": self.y_transform,
-                # Only a maximized study records its direction, so that minimized
-                # studies stored without the key still resume.
-                **({"direction": "maximize"} if self.direction == "maximize" else {})}
+        return {
+            "surrogate": self.surrogate_name,
+            "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
+            "n_initial_points": self.n_initial_points,
+            "initial_design": self.initial_design,
+            **self.pipeline.get_params(),
+            "failure_value": self.failure_value,
+            "y_transform": self.y_transform,
+            # Only a maximized study records its direction, so that minimized
+            # studies stored without the key still resume.
+            **({"direction": "maximize"} if self.direction == "maximize" else {}),
+        }
 
     def _open_study(self) -> list[Trial]:
         """Create the study in the storage, or check it is this one and load its trials."""
         trials, self._resume_offers = open_study(
-            self.storage, self.space, self._settings(), self._streams,
-            seed_given=self.random_state is not None)
+            self.storage,
+            self.space,
+            self._settings(),
+            self._streams,
+            seed_given=self.random_state is not None,
+        )
         return trials
 
     def _settle_pending(self) -> None:
@@ -508,14 +553,27 @@ local_center_spacing
             if self.resume_pending == "keep":
                 continue
             if self.resume_pending == "fail":
-                self._tell_trial(trial, None, error="abandoned: the run that asked for this "
-                                 "point ended before telling its value")
+                self._tell_trial(
+                    trial,
+                    None,
+                    error="abandoned: the run that asked for this "
+                    "point ended before telling its value",
+                )
             elif offered >= MAX_RESUME_OFFERS:
-                logger.warning("trial %d: offered again %d times and every run ended before "
-                               "telling its value; recorded as failed", trial.number, offered)
-                self._tell_trial(trial, None, error=(
-                    f"abandoned: offered again {offered} times after runs that ended before "
-                    "telling its value (does evaluating this point kill the process?)"))
+                logger.warning(
+                    "trial %d: offered again %d times and every run ended before "
+                    "telling its value; recorded as failed",
+                    trial.number,
+                    offered,
+                )
+                self._tell_trial(
+                    trial,
+                    None,
+                    error=(
+                        f"abandoned: offered again {offered} times after runs that ended before "
+                        "telling its value (does evaluating this point kill the process?)"
+                    ),
+                )
             else:
                 self._retry.append(trial.number)
 
@@ -524,8 +582,11 @@ local_center_spacing
         n, width = self.n_initial_points, self.space.n_columns
         if n == 0:
             return np.empty((0, width))
-        raw = sobol_candidates(n, width, rng) if self.initial_design == "sobol" else rng.random(
-            (n, width))
+        raw = (
+            sobol_candidates(n, width, rng)
+            if self.initial_design == "sobol"
+            else rng.random((n, width))
+        )
         return self.space.snap(raw)
 
     def _propose_trials(self, q: int, strategy: str) -> list[Trial]:
@@ -533,40 +594,76 @@ local_center_spacing
         lasts, then the pipeline's; fewer if a discrete space runs out."""
         out: list[Trial] = []
         try:
-            while len(out) < q and (len(self.trials) < self.n_initial_points
-                                    or self.history.n_complete() == 0):
+            while len(out) < q and (
+                len(self.trials) < self.n_initial_points or self.history.n_complete() == 0
+            ):
                 design = self.history.unseen(self._design)
                 if len(design):
                     out.append(self._append(design[0], "initial"))
                 else:
-                    out.append(self._append(self.pipeline.pool.random_point(
-                        self.space, self.history.unseen, self._streams.acquisition), "random"))
+                    out.append(
+                        self._append(
+                            self.pipeline.pool.random_point(
+                                self.space, self.history.unseen, self._streams.acquisition
+                            ),
+                            "random",
+                        )
+                    )
             if len(out) < q:
                 seed = None
                 if self._surrogate.seeded:
                     seed = int(self._streams.model.integers(np.iinfo(np.int32).max))
                 X, y, pending = self.history.observations()
                 for proposal in self.pipeline.propose(
-                        self.space, X, y, surrogate=self._surrogate,
-                        rng=self._streams.acquisition, pending=pending, n_points=q - len(out),
-                        step=self.history.n_model(), seed=seed, strategy=strategy,
-                        failure_value=self.failure_value, y_transform=self.y_transform):
+                    self.space,
+                    X,
+                    y,
+                    surrogate=self._surrogate,
+                    rng=self._streams.acquisition,
+                    pending=pending,
+                    n_points=q - len(out),
+                    step=self.history.n_model(),
+                    seed=seed,
+                    strategy=strategy,
+                    failure_value=self.failure_value,
+                    y_transform=self.y_transform,
+                ):
                     model = proposal.origin == "model"
-                    out.append(self._append(proposal.point, proposal.origin, proposal.fit_time,
-                                            proposal.acq_time, seed if model else None))
+                    out.append(
+                        self._append(
+                            proposal.point,
+                            proposal.origin,
+                            proposal.fit_time,
+                            proposal.acq_time,
+                            seed if model else None,
+                        )
+                    )
         except SpaceExhausted:
             if not out:
                 raise
         return out
 
-    def _append(self, encoded: np.ndarray, origin: str, fit_time: float = 0.0,
-                acq_time: float = 0.0, seed: int | None = None) -> Trial:
+    def _append(
+        self,
+        encoded: np.ndarray,
+        origin: str,
+        fit_time: float = 0.0,
+        acq_time: float = 0.0,
+        seed: int | None = None,
+    ) -> Trial:
         # A copy: ``encoded`` may be a row of the candidate pool, and a view
         # would keep the whole pool (tens of MB) alive for as long as the trial.
         encoded = encoded.copy()
-        trial = Trial(number=len(self.trials), x=self.space.decode(encoded[None, :])[0],
-                      x_encoded=encoded, origin=origin, fit_time=fit_time, acq_time=acq_time,
-                      asked_at=time.time(), seed=seed)
+        trial = Trial(
+            number=len(self.trials),
+            x=self.space.decode(encoded[None, :])[0],
+            x_encoded=encoded,
+            origin=origin,
+            fit_time=fit_time,
+            acq_time=acq_time,
+            asked_at=time.time(),
+            seed=seed,
+        )
         self.history.append(trial)
         return trial
 
@@ -575,4 +672,3 @@ def _as_storage(storage: Any) -> Storage:
     if storage is None:
         return InMemoryStorage()
     return storage if isinstance(storage, Storage) else SQLiteStorage(storage)
-

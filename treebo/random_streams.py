@@ -46,8 +46,10 @@ class RandomStreams:
 
     def states(self) -> dict:
         """The model and acquisition streams' current states (JSON-safe)."""
-        return {"rng_model": self.model.bit_generator.state,
-                "rng_acquisition": self.acquisition.bit_generator.state}
+        return {
+            "rng_model": self.model.bit_generator.state,
+            "rng_acquisition": self.acquisition.bit_generator.state,
+        }
 
     def restore(self, states: dict) -> None:
         """Set the model and acquisition streams to saved :meth:`states`."""
@@ -84,23 +86,32 @@ def _root_generator(random_state: Any) -> tuple[int | None, np.random.Generator]
     if isinstance(random_state, np.random.RandomState):
         # scikit-learn and scikit-optimize users pass these: draw the run's seed from it.
         random_state = int(random_state.randint(np.iinfo(np.int32).max))
-    if (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
-            and int(random_state) >= 0):
+    if (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and int(random_state) >= 0
+    ):
         return int(random_state), np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return None, random_state
     if isinstance(random_state, (np.random.SeedSequence, np.random.BitGenerator)):
         return None, np.random.default_rng(random_state)
-    raise ValueError("random_state must be None, an int >= 0, a numpy.random.Generator or a "
-                     f"numpy.random.RandomState, got {random_state!r}")
+    raise ValueError(
+        "random_state must be None, an int >= 0, a numpy.random.Generator or a "
+        f"numpy.random.RandomState, got {random_state!r}"
+    )
 
 
 #: Bit generators a saved stream state may name. The name comes from a file, so it is
 #: looked up here and never with ``getattr`` on ``numpy.random`` (there, the name
 #: ``"test"`` would run numpy's test suite).
-_BIT_GENERATORS = {"PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM,
-                   "MT19937": np.random.MT19937, "Philox": np.random.Philox,
-                   "SFC64": np.random.SFC64}
+_BIT_GENERATORS = {
+    "PCG64": np.random.PCG64,
+    "PCG64DXSM": np.random.PCG64DXSM,
+    "MT19937": np.random.MT19937,
+    "Philox": np.random.Philox,
+    "SFC64": np.random.SFC64,
+}
 
 
 def _generator(state: Any) -> np.random.Generator:
@@ -113,8 +124,10 @@ def _generator(state: Any) -> np.random.Generator:
     """
     name = state.get("bit_generator") if isinstance(state, dict) else None
     if not isinstance(name, str) or name not in _BIT_GENERATORS:
-        raise ValueError(f"a saved random-stream state names the bit generator {name!r}; "
-                         f"expected one of {sorted(_BIT_GENERATORS)}")
+        raise ValueError(
+            f"a saved random-stream state names the bit generator {name!r}; "
+            f"expected one of {sorted(_BIT_GENERATORS)}"
+        )
     bit_generator = _BIT_GENERATORS[name]()
     try:
         bit_generator.state = state

@@ -47,9 +47,14 @@ img { max-width: 100%; height: auto; border: 1px solid #eee; }
 """
 
 
-def report_html(source: OptimizeResult | str | os.PathLike, *, title: str | None = None,
-                max_dimensions: int = 6, dpi: int = 90,
-                random_state: int | None = None) -> str:
+def report_html(
+    source: OptimizeResult | str | os.PathLike,
+    *,
+    title: str | None = None,
+    max_dimensions: int = 6,
+    dpi: int = 90,
+    random_state: int | None = None,
+) -> str:
     """The report of a study as one HTML page (a string).
 
     Parameters
@@ -79,24 +84,31 @@ def report_html(source: OptimizeResult | str | os.PathLike, *, title: str | None
     dpi = check_int(dpi, "dpi", 10)
     result = as_result(source)
     if title is None:
-        title = (f"treebo study {os.path.basename(result['storage'])}" if "storage" in result
-                 else "treebo study")
+        title = (
+            f"treebo study {os.path.basename(result['storage'])}"
+            if "storage" in result
+            else "treebo study"
+        )
     parts = [f"<h1>{html.escape(title)}</h1>", _summary(result)]
     parts += _figures(result, max_dimensions, dpi, random_state)
     parts.append(_trial_table(result))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     from . import __version__
 
-    parts.append(f'<p class="note">Written by treebo {html.escape(__version__)} on '
-                 f"{html.escape(stamp)}.</p>")
+    parts.append(
+        f'<p class="note">Written by treebo {html.escape(__version__)} on {html.escape(stamp)}.</p>'
+    )
     body = "\n".join(parts)
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
-            f"<body>\n{body}\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
 
 
-def write_report(source: OptimizeResult | str | os.PathLike, path: str | os.PathLike,
-                 **options: Any) -> Path:
+def write_report(
+    source: OptimizeResult | str | os.PathLike, path: str | os.PathLike, **options: Any
+) -> Path:
     """Write :func:`report_html` to ``path``; returns the path.
 
     Parameters
@@ -123,16 +135,21 @@ def _summary(result: OptimizeResult) -> str:
     statuses = list(result.get("statuses", ["complete"] * len(result.x_iters)))
     n_complete = statuses.count("complete")
     n_failed = statuses.count("failed")
-    facts = [("evaluated trials", str(len(statuses))), ("complete", str(n_complete)),
-             ("failed", str(n_failed))]
+    facts = [
+        ("evaluated trials", str(len(statuses))),
+        ("complete", str(n_complete)),
+        ("failed", str(n_failed)),
+    ]
     if result.get("n_pending"):
         facts.append(("pending (asked, not told yet)", str(result["n_pending"])))
     if result.get("surrogate"):
         facts.append(("surrogate", str(result["surrogate"])))
     if result.get("random_state") is not None:
         facts.append(("seed", str(result["random_state"])))
-    rows = "".join(f'<tr><td class="text">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
-                   for k, v in facts)
+    rows = "".join(
+        f'<tr><td class="text">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
+        for k, v in facts
+    )
     out = ["<h2>Study</h2>", f"<table>{rows}</table>", "<h2>Best trial</h2>"]
     if result.x is None or not math.isfinite(result.fun):
         out.append('<p class="note">No trial is complete yet: there is no best value.</p>')
@@ -140,18 +157,20 @@ def _summary(result: OptimizeResult) -> str:
     space = result.space
     best = _best_index(result)
     number = result.get("numbers", list(range(len(statuses))))[best]
-    lines = [f'<tr><td class="text">value</td><td>{_cell(result.fun)}</td></tr>',
-             f'<tr><td class="text">trial</td><td>{number}</td></tr>']
+    lines = [
+        f'<tr><td class="text">value</td><td>{_cell(result.fun)}</td></tr>',
+        f'<tr><td class="text">trial</td><td>{number}</td></tr>',
+    ]
     for j, name in enumerate(space.names):
         value = _value_of(result.x, name, j)
-        lines.append(f'<tr><td class="text">{html.escape(name)}</td>'
-                     f"<td>{_cell(value)}</td></tr>")
+        lines.append(f'<tr><td class="text">{html.escape(name)}</td><td>{_cell(value)}</td></tr>')
     out.append(f"<table>{''.join(lines)}</table>")
     return "\n".join(out)
 
 
-def _figures(result: OptimizeResult, max_dimensions: int, dpi: int,
-             random_state: int | None) -> list[str]:
+def _figures(
+    result: OptimizeResult, max_dimensions: int, dpi: int, random_state: int | None
+) -> list[str]:
     from .inspection import fit_surrogate, parameter_importance
     from .plotting.results import (
         plot_convergence,
@@ -165,30 +184,55 @@ def _figures(result: OptimizeResult, max_dimensions: int, dpi: int,
     if not np.isfinite(values).any():
         out.append('<p class="note">No trial is complete yet: there is nothing to plot.</p>')
         return out
-    out.append(_figure(plot_convergence(result), "convergence", dpi,
-                       "The best value found so far after each evaluation (line) and every "
-                       "evaluated value (dots); failed evaluations have no dot."))
+    out.append(
+        _figure(
+            plot_convergence(result),
+            "convergence",
+            dpi,
+            "The best value found so far after each evaluation (line) and every "
+            "evaluated value (dots); failed evaluations have no dot.",
+        )
+    )
     model = fit_surrogate(result, random_state=random_state)
     importance = parameter_importance(result, model=model, random_state=random_state)
-    out.append(_figure(plot_importance(importance), "parameter importance", dpi,
-                       "Each dimension's share of the main effects: the variance of the "
-                       "surrogate's partial dependence on that dimension alone, averaged over "
-                       "the others. Interactions are not counted; this describes the refitted "
-                       "surrogate, which is only as good as the trials it was fitted on."))
+    out.append(
+        _figure(
+            plot_importance(importance),
+            "parameter importance",
+            dpi,
+            "Each dimension's share of the main effects: the variance of the "
+            "surrogate's partial dependence on that dimension alone, averaged over "
+            "the others. Interactions are not counted; this describes the refitted "
+            "surrogate, which is only as good as the trials it was fitted on.",
+        )
+    )
     names = list(importance.to_dict())[:max_dimensions]
     shown = [n for n in result.space.names if n in names]
     left_out = result.space.n_dims - len(shown)
-    note = (f" The {len(shown)} most important of {result.space.n_dims} dimensions are shown."
-            if left_out else "")
-    out.append(_figure(plot_objective(result, dimensions=shown, model=model,
-                                      random_state=random_state),
-                       "partial dependence", dpi,
-                       "The surrogate's mean prediction as one dimension (diagonal) or two "
-                       "(below it) change, averaged over all the others; the red star and "
-                       f"dashed lines mark the best trial, black dots the evaluations.{note}"))
-    out.append(_figure(plot_evaluations(result, dimensions=shown), "evaluations", dpi,
-                       "Where the evaluations went: histograms per dimension and the pairs, "
-                       f"coloured by evaluation number (dark: early).{note}"))
+    note = (
+        f" The {len(shown)} most important of {result.space.n_dims} dimensions are shown."
+        if left_out
+        else ""
+    )
+    out.append(
+        _figure(
+            plot_objective(result, dimensions=shown, model=model, random_state=random_state),
+            "partial dependence",
+            dpi,
+            "The surrogate's mean prediction as one dimension (diagonal) or two "
+            "(below it) change, averaged over all the others; the red star and "
+            f"dashed lines mark the best trial, black dots the evaluations.{note}",
+        )
+    )
+    out.append(
+        _figure(
+            plot_evaluations(result, dimensions=shown),
+            "evaluations",
+            dpi,
+            "Where the evaluations went: histograms per dimension and the pairs, "
+            f"coloured by evaluation number (dark: early).{note}",
+        )
+    )
     return out
 
 
@@ -203,9 +247,11 @@ def _figure(fig: Figure, alt: str, dpi: int, caption: str) -> str:
         plt.close(fig)
     width, height = (fig.get_size_inches() * dpi).round().astype(int)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
-            f'width="{width}" height="{height}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
+        f'width="{width}" height="{height}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
 
 
 def _trial_table(result: OptimizeResult) -> str:
@@ -225,8 +271,9 @@ def _trial_table(result: OptimizeResult) -> str:
     values = np.asarray(result.func_vals, dtype=float)
     for k in range(n):
         cells = [str(numbers[k])]
-        cells += [_cell(_value_of(result.x_iters[k], name, j))
-                  for j, name in enumerate(space.names)]
+        cells += [
+            _cell(_value_of(result.x_iters[k], name, j)) for j, name in enumerate(space.names)
+        ]
         cells += [_cell(values[k]), html.escape(str(statuses[k]))]
         if origins is not None:
             cells.append(html.escape(str(origins[k])))
@@ -234,8 +281,9 @@ def _trial_table(result: OptimizeResult) -> str:
             cells.append(_cell(eval_time[k]))
         cells.append(html.escape(str(errors[k] or "")))
         kind = "best" if k == best else ("failed" if statuses[k] == "failed" else "")
-        row = "".join(f'<td class="text">{c}</td>' if _is_text(c) else f"<td>{c}</td>"
-                      for c in cells)
+        row = "".join(
+            f'<td class="text">{c}</td>' if _is_text(c) else f"<td>{c}</td>" for c in cells
+        )
         rows.append(f'<tr class="{kind}">{row}</tr>' if kind else f"<tr>{row}</tr>")
     return "<h2>Trials</h2>\n<table>\n" + "\n".join(rows) + "\n</table>"
 

@@ -40,8 +40,9 @@ _OPTIMIZER_PARAMETERS = frozenset(inspect.signature(Optimizer).parameters)
 
 
 @contextlib.contextmanager
-def open_shared(path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT,
-                **settings: Any) -> Iterator[Optimizer]:
+def open_shared(
+    path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT, **settings: Any
+) -> Iterator[Optimizer]:
     """The study in ``path`` as an optimizer, held for the ``with`` block.
 
     Parameters
@@ -80,8 +81,10 @@ def open_shared(path: str | os.PathLike, space: Space | None = None, *, wait: fl
             if space is None:
                 space = Space.from_dict(meta["space"])
         elif space is None:
-            raise ValueError(f"storage {str(path)!r} holds no study yet: the first ask needs "
-                             "the search space (--space FILE)")
+            raise ValueError(
+                f"storage {str(path)!r} holds no study yet: the first ask needs "
+                "the search space (--space FILE)"
+            )
         optimizer = Optimizer(space, storage=storage, resume_pending="keep", **settings)
     except BaseException:
         storage.close()
@@ -109,8 +112,9 @@ def _acquire(storage: SQLiteStorage, wait: float) -> None:
 
 def _stored_settings(stored: dict) -> dict:
     """Optimizer arguments that reproduce the stored settings."""
-    out = {k: v for k, v in stored.items() if k in _OPTIMIZER_PARAMETERS
-           and k != "surrogate_params"}
+    out = {
+        k: v for k, v in stored.items() if k in _OPTIMIZER_PARAMETERS and k != "surrogate_params"
+    }
     name = stored.get("surrogate")
     params = stored.get("surrogate_params")
     if isinstance(name, str) and isinstance(params, dict):
@@ -132,8 +136,9 @@ def _from_repr(value: Any) -> Any:
         return value
 
 
-def ask(path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT,
-        **settings: Any) -> dict:
+def ask(
+    path: str | os.PathLike, space: Space | None = None, *, wait: float = WAIT, **settings: Any
+) -> dict:
     """Propose one point of the study in ``path`` and record it as a pending trial.
 
     Parameters
@@ -152,8 +157,14 @@ def ask(path: str | os.PathLike, space: Space | None = None, *, wait: float = WA
         return {"trial": trial.number, "x": jsonable(_by_name(optimizer.space, trial.x))}
 
 
-def tell(path: str | os.PathLike, number: int, value: float | None = None, *,
-         error: str | None = None, wait: float = WAIT) -> dict:
+def tell(
+    path: str | os.PathLike,
+    number: int,
+    value: float | None = None,
+    *,
+    error: str | None = None,
+    wait: float = WAIT,
+) -> dict:
     """Record the value of pending trial ``number`` (or its failure, with ``error``).
 
     Parameters
@@ -183,16 +194,19 @@ def tell(path: str | os.PathLike, number: int, value: float | None = None, *,
     with open_shared(path, wait=wait) as optimizer:
         trials = optimizer.trials
         if not 0 <= number < len(trials):
-            raise ValueError(f"storage {str(path)!r} has no trial {number} (its trials are 0 to "
-                             f"{len(trials) - 1})")
+            raise ValueError(
+                f"storage {str(path)!r} has no trial {number} (its trials are 0 to "
+                f"{len(trials) - 1})"
+            )
         trial = trials[number]
         if trial.status != "pending":
-            raise ValueError(f"trial {number} of {str(path)!r} was told already (it is "
-                             f"{trial.status}); a trial is told once")
+            raise ValueError(
+                f"trial {number} of {str(path)!r} was told already (it is "
+                f"{trial.status}); a trial is told once"
+            )
         optimizer.tell_trial(trial, value, error=error)
         best = optimizer.get_result().fun
-        return {"trial": number, "status": trial.status,
-                "best": None if math.isnan(best) else best}
+        return {"trial": number, "status": trial.status, "best": None if math.isnan(best) else best}
 
 
 def _by_name(space: Space, x: Any) -> dict:
@@ -231,7 +245,13 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     for row in study["trials"]:
         x = _by_name(space, space.point_from_json(row["point"])) if space is not None else None
         value = row["value"]
-        rows.append({"number": row["number"], "status": row["status"],
-                     "value": None if value is None else sign * value, "x": x,
-                     "error": row["error"]})
+        rows.append(
+            {
+                "number": row["number"],
+                "status": row["status"],
+                "value": None if value is None else sign * value,
+                "x": x,
+                "error": row["error"],
+            }
+        )
     return meta, rows

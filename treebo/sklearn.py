@@ -88,28 +88,53 @@ scorer_, n_splits_, refit_time_, multimetric_
         The optimizer after the search (its ``trials`` hold every setting).
     """
 
-    _parameter_constraints: dict = {**BaseSearchCV._parameter_constraints,
-                                    "search_spaces": [dict, list],
-                                    "n_iter": [numbers.Integral],
-                                    "surrogate": "no_validation",
-                                    "n_initial_points": [numbers.Integral],
-                                    "n_points": [numbers.Integral], "strategy": [str],
-                                    "random_state": "no_validation",
-                                    "optimizer_kwargs": [dict, None]}
+    _parameter_constraints: dict = {
+        **BaseSearchCV._parameter_constraints,
+        "search_spaces": [dict, list],
+        "n_iter": [numbers.Integral],
+        "surrogate": "no_validation",
+        "n_initial_points": [numbers.Integral],
+        "n_points": [numbers.Integral],
+        "strategy": [str],
+        "random_state": "no_validation",
+        "optimizer_kwargs": [dict, None],
+    }
 
     # Set by fit (scikit-learn's search, then _merge_stored_rows).
     cv_results_: dict[str, Any]
 
-    def __init__(self, estimator: Any, search_spaces: Mapping[str, Any], *, n_iter: int = 50,
-                 surrogate: Any = "bwo", n_initial_points: int = 5, n_points: int = 1,
-                 strategy: str = "cl_min", scoring: Any = None, n_jobs: int | None = None,
-                 refit: Any = True, cv: Any = None, verbose: int = 0,
-                 pre_dispatch: Any = "2*n_jobs", random_state: Any = None,
-                 error_score: Any = np.nan, return_train_score: bool = False,
-                 optimizer_kwargs: dict | None = None):
-        super().__init__(estimator=estimator, scoring=scoring, n_jobs=n_jobs, refit=refit,
-                         cv=cv, verbose=verbose, pre_dispatch=pre_dispatch,
-                         error_score=error_score, return_train_score=return_train_score)
+    def __init__(
+        self,
+        estimator: Any,
+        search_spaces: Mapping[str, Any],
+        *,
+        n_iter: int = 50,
+        surrogate: Any = "bwo",
+        n_initial_points: int = 5,
+        n_points: int = 1,
+        strategy: str = "cl_min",
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: Any = True,
+        cv: Any = None,
+        verbose: int = 0,
+        pre_dispatch: Any = "2*n_jobs",
+        random_state: Any = None,
+        error_score: Any = np.nan,
+        return_train_score: bool = False,
+        optimizer_kwargs: dict | None = None,
+    ):
+        super().__init__(
+            estimator=estimator,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
+            return_train_score=return_train_score,
+        )
         self.search_spaces = search_spaces
         self.n_iter = n_iter
         self.surrogate = surrogate
@@ -127,13 +152,19 @@ scorer_, n_splits_, refit_time_, multimetric_
         taken = {"space", "surrogate", "n_initial_points", "random_state", "direction"}
         clash = sorted(taken & set(self.optimizer_kwargs or {}))
         if clash:
-            raise ValueError(f"optimizer_kwargs must not set {clash}: TreeBOSearchCV sets them "
-                             "(a score is always maximized; the others are its own "
-                             "parameters)")
-        return Optimizer(space, self.surrogate,
-                         n_initial_points=self.n_initial_points,
-                         random_state=self.random_state, direction="maximize",
-                         **(self.optimizer_kwargs or {}))
+            raise ValueError(
+                f"optimizer_kwargs must not set {clash}: TreeBOSearchCV sets them "
+                "(a score is always maximized; the others are its own "
+                "parameters)"
+            )
+        return Optimizer(
+            space,
+            self.surrogate,
+            n_initial_points=self.n_initial_points,
+            random_state=self.random_state,
+            direction="maximize",
+            **(self.optimizer_kwargs or {}),
+        )
 
     def _score_key(self) -> str:
         """The ``cv_results_`` column the optimizer minimizes (negated)."""
@@ -141,8 +172,10 @@ scorer_, n_splits_, refit_time_, multimetric_
             return f"mean_test_{self.refit}"
         single = self.scoring is None or isinstance(self.scoring, str) or callable(self.scoring)
         if not single:
-            raise ValueError("with several scoring metrics, refit must name the metric to "
-                             f"optimize, got refit={self.refit!r}")
+            raise ValueError(
+                "with several scoring metrics, refit must name the metric to "
+                f"optimize, got refit={self.refit!r}"
+            )
         return "mean_test_score"
 
     def fit(self, X: Any, y: Any = None, **params: Any) -> TreeBOSearchCV:
@@ -184,15 +217,20 @@ scorer_, n_splits_, refit_time_, multimetric_
         n_evaluated, last_failure = 0, None
         try:
             rows = _saved_rows(optimizer)
-            stored = [(t, rows[str(t.number)]) for t in optimizer.trials
-                      if t.status != "pending" and str(t.number) in rows]
+            stored = [
+                (t, rows[str(t.number)])
+                for t in optimizer.trials
+                if t.status != "pending" and str(t.number) in rows
+            ]
             remaining = int(self.n_iter) - optimizer.history.n_evaluated()
             if remaining <= 0:
                 # Everything is stored, but scikit-learn's fit needs one evaluation.
                 complete = [t for t in optimizer.trials if t.status == "complete"]
                 if not complete:
-                    raise ValueError(f"the study in {optimizer.storage.name!r} holds n_iter="
-                                     f"{self.n_iter} settings and none could be fitted")
+                    raise ValueError(
+                        f"the study in {optimizer.storage.name!r} holds n_iter="
+                        f"{self.n_iter} settings and none could be fitted"
+                    )
                 # A complete trial always has a value.
                 best = min(complete, key=lambda t: math.inf if t.value is None else t.value)
                 stored = [(t, row) for t, row in stored if t is not best]
@@ -219,13 +257,15 @@ scorer_, n_splits_, refit_time_, multimetric_
                         optimizer.tell_trial(trial, None, error=last_failure.splitlines()[0])
                     continue
                 n_evaluated += len(trials)
-                scores = np.asarray(results[key][-len(trials):], dtype=float)
+                scores = np.asarray(results[key][-len(trials) :], dtype=float)
                 for i, (trial, score) in enumerate(zip(trials, scores)):
                     rows[str(trial.number)] = _result_row(results, len(trials) - i)
                     # A NaN score becomes a failed trial.
-                    optimizer.tell_trial(trial, score if np.isfinite(score) else None,
-                                         error=None if np.isfinite(score)
-                                         else "score is not finite")
+                    optimizer.tell_trial(
+                        trial,
+                        score if np.isfinite(score) else None,
+                        error=None if np.isfinite(score) else "score is not finite",
+                    )
                 # Kept with the study, so that a resumed search reports these settings too.
                 optimizer.storage.record_ask([], {_ROWS_KEY: rows})
         finally:
@@ -241,14 +281,19 @@ scorer_, n_splits_, refit_time_, multimetric_
         for column, values in new.items():
             if column == "params" or column.startswith(("param_", "rank_")):
                 continue
-            merged[column] = np.concatenate([
-                np.array([row.get(column, np.nan) for _, row in self._stored_rows], dtype=float),
-                np.asarray(values, dtype=float)])
+            merged[column] = np.concatenate(
+                [
+                    np.array(
+                        [row.get(column, np.nan) for _, row in self._stored_rows], dtype=float
+                    ),
+                    np.asarray(values, dtype=float),
+                ]
+            )
         for column, values in _yield_masked_array_for_each_param(settings):
             merged[column] = values
         merged["params"] = settings
         for column in [c for c in merged if c.startswith("mean_test_")]:
-            merged["rank_" + column[len("mean_"):]] = _ranks(merged[column])
+            merged["rank_" + column[len("mean_") :]] = _ranks(merged[column])
         self.cv_results_ = merged
         if not (self.refit or not self.multimetric_):
             return
@@ -280,8 +325,11 @@ def _saved_rows(optimizer: Optimizer) -> dict[str, dict[str, float]]:
 
 def _result_row(results: dict, from_end: int) -> dict[str, float]:
     """The numeric ``cv_results_`` columns of the candidate ``from_end`` rows from the end."""
-    return {column: float(values[-from_end]) for column, values in results.items()
-            if column != "params" and not column.startswith(("param_", "rank_"))}
+    return {
+        column: float(values[-from_end])
+        for column, values in results.items()
+        if column != "params" and not column.startswith(("param_", "rank_"))
+    }
 
 
 def _ranks(means: np.ndarray) -> np.ndarray:
@@ -306,19 +354,25 @@ def _search_space(search_spaces: Any) -> Space:
     """
     single = isinstance(search_spaces, Mapping)
     spaces = [search_spaces] if single else search_spaces
-    if not (isinstance(spaces, list) and spaces and all(
-            isinstance(d, Mapping) and d for d in spaces)):
-        raise ValueError("search_spaces must be a non-empty dict of parameter name -> "
-                         "dimension, or a non-empty list of such dicts, got "
-                         f"{search_spaces!r}")
-    combined: dict[str, Any] = {} if single else {
-        _SPACE_INDEX: Categorical(list(range(len(spaces))))}
+    if not (
+        isinstance(spaces, list) and spaces and all(isinstance(d, Mapping) and d for d in spaces)
+    ):
+        raise ValueError(
+            "search_spaces must be a non-empty dict of parameter name -> "
+            "dimension, or a non-empty list of such dicts, got "
+            f"{search_spaces!r}"
+        )
+    combined: dict[str, Any] = (
+        {} if single else {_SPACE_INDEX: Categorical(list(range(len(spaces))))}
+    )
     for i, space in enumerate(spaces):
         where = "search_spaces" if single else f"search_spaces[{i}]"
         for name, dim in space.items():
             if not isinstance(dim, (Dimension, tuple, list)):
-                raise ValueError(f"{where}[{name!r}] must be a treebo dimension (Real, Integer, "
-                                 f"Categorical, Binary), got {dim!r}")
+                raise ValueError(
+                    f"{where}[{name!r}] must be a treebo dimension (Real, Integer, "
+                    f"Categorical, Binary), got {dim!r}"
+                )
             if single:
                 combined[name] = dim
                 continue
@@ -326,9 +380,11 @@ def _search_space(search_spaces: Any) -> Space:
             condition: dict[str, Any] = {_SPACE_INDEX: i}
             for parent, values in (dim.active_if or {}).items():
                 if parent not in space:
-                    raise ValueError(f"{where}[{name!r}] is active_if on {parent!r}, which is "
-                                     f"not a parameter of that dict (its parameters: "
-                                     f"{sorted(space)})")
+                    raise ValueError(
+                        f"{where}[{name!r}] is active_if on {parent!r}, which is "
+                        f"not a parameter of that dict (its parameters: "
+                        f"{sorted(space)})"
+                    )
                 condition[f"{i}:{parent}"] = values
             combined[f"{i}:{name}"] = dim.replace(name=f"{i}:{name}", active_if=condition)
     return Space(combined)
@@ -339,5 +395,4 @@ def _estimator_params(point: Mapping[str, Any]) -> dict[str, Any]:
     if _SPACE_INDEX not in point:
         return dict(point)
     prefix = f"{point[_SPACE_INDEX]}:"
-    return {name[len(prefix):]: value for name, value in point.items()
-            if name.startswith(prefix)}
+    return {name[len(prefix) :]: value for name, value in point.items() if name.startswith(prefix)}

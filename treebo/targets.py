@@ -14,8 +14,15 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["transform_targets", "training_values", "check_failure_value", "check_strategy",
-           "Y_TRANSFORMS", "STRATEGIES", "LOG_OFFSET"]
+__all__ = [
+    "transform_targets",
+    "training_values",
+    "check_failure_value",
+    "check_strategy",
+    "Y_TRANSFORMS",
+    "STRATEGIES",
+    "LOG_OFFSET",
+]
 
 
 #: Accepted values of ``y_transform``.
@@ -25,7 +32,10 @@ Y_TRANSFORMS = ("auto", "log", "standardize")
 STRATEGIES = ("cl_min", "cl_mean", "cl_max")
 
 _LIES: dict[str, Callable[[np.ndarray], float]] = {
-    "cl_min": np.min, "cl_mean": np.mean, "cl_max": np.max}
+    "cl_min": np.min,
+    "cl_mean": np.mean,
+    "cl_max": np.max,
+}
 
 #: Offset of the log transform, as a fraction of the range of the values.
 LOG_OFFSET = 1e-3
@@ -88,16 +98,23 @@ def check_failure_value(failure_value: Any) -> str | float:
     """``failure_value`` if it is ``"worst"`` or a finite number, else a ValueError naming it."""
     if failure_value == "worst" and isinstance(failure_value, str):
         return failure_value
-    if (isinstance(failure_value, numbers.Real) and not isinstance(failure_value, bool)
-            and math.isfinite(failure_value)):
+    if (
+        isinstance(failure_value, numbers.Real)
+        and not isinstance(failure_value, bool)
+        and math.isfinite(failure_value)
+    ):
         # Returned as given (an int stays an int), so that get_params round-trips.
         return cast(float, failure_value)
     raise ValueError(f"failure_value must be 'worst' or a finite number, got {failure_value!r}")
 
 
-def training_values(y: np.ndarray, n_pending: int = 0, failure_value: str | float = "worst",
-                    strategy: str | None = None, lie_over: np.ndarray | None = None
-                    ) -> np.ndarray:
+def training_values(
+    y: np.ndarray,
+    n_pending: int = 0,
+    failure_value: str | float = "worst",
+    strategy: str | None = None,
+    lie_over: np.ndarray | None = None,
+) -> np.ndarray:
     """The values a surrogate is fitted on: failures filled in, pending points lied about.
 
     Parameters

@@ -60,7 +60,22 @@ from .protocol import (
 )
 from .registry import BINARY_N_CALLS, INSTALL, PEERS, Peer, peer_n_calls, run_peer
 
-__all__ = ["BINARY_N_CALLS", "DEFAULT_OUT", "INSTALL", "PEERS", "Peer", "PeerRun",
-           "UnsupportedSpace", "initial_design", "is_active", "library_conditions", "main",
-           "peer_n_calls", "refuse_conditions", "refuse_non_numeric", "run_all", "run_peer",
-           "single_thread"]
+__all__ = [
+    "BINARY_N_CALLS",
+    "DEFAULT_OUT",
+    "INSTALL",
+    "PEERS",
+    "Peer",
+    "PeerRun",
+    "UnsupportedSpace",
+    "initial_design",
+    "is_active",
+    "library_conditions",
+    "main",
+    "peer_n_calls",
+    "refuse_conditions",
+    "refuse_non_numeric",
+    "run_all",
+    "run_peer",
+    "single_thread",
+]

@@ -55,33 +55,57 @@ def _describe(record: dict) -> str:
         final = f"best regret {record['regret'][-1]:.3g}"
     else:
         final = f"best value {record['best_so_far'][-1]:.6g}"
-    return (f"{record['problem']}/{record['surrogate']}/seed {record['seed']}: {final} after "
-            f"{record['n_evaluated']} calls, {per:.3f} s per proposal, "
-            f"{record['wall_time']:.1f} s")
+    return (
+        f"{record['problem']}/{record['surrogate']}/seed {record['seed']}: {final} after "
+        f"{record['n_evaluated']} calls, {per:.3f} s per proposal, "
+        f"{record['wall_time']:.1f} s"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.peers",
         description="Run peer optimizers on treebo's benchmark problems; records go where "
-        "`treebo bench` puts its own, for `treebo summary` and `treebo plot`.")
-    parser.add_argument("--problems", nargs="+", required=True, metavar="NAME",
-                        help="problem names or groups, as for `treebo bench --problems` "
-                        "(bbob: COCO's functions, see --functions, --dims, --instances)")
-    for option, text in (("--functions", "bbob functions, e.g. 1-24 or 1,8,21 (default: 1-24)"),
-                         ("--dims", "bbob dimensions, e.g. 2 5 10 (default: 2 5 10)"),
-                         ("--instances", "bbob instances, e.g. 1-3 (default: 1-3)")):
+        "`treebo bench` puts its own, for `treebo summary` and `treebo plot`.",
+    )
+    parser.add_argument(
+        "--problems",
+        nargs="+",
+        required=True,
+        metavar="NAME",
+        help="problem names or groups, as for `treebo bench --problems` "
+        "(bbob: COCO's functions, see --functions, --dims, --instances)",
+    )
+    for option, text in (
+        ("--functions", "bbob functions, e.g. 1-24 or 1,8,21 (default: 1-24)"),
+        ("--dims", "bbob dimensions, e.g. 2 5 10 (default: 2 5 10)"),
+        ("--instances", "bbob instances, e.g. 1-3 (default: 1-3)"),
+    ):
         parser.add_argument(option, nargs="+", metavar="N", help=text + "; with --problems bbob")
-    parser.add_argument("--peers", nargs="+", default=list(PEERS), metavar="NAME",
-                        help=f"peers to run, in this order (default: all of {list(PEERS)})")
-    parser.add_argument("--seeds", nargs="+", default=["0-9"], metavar="SEEDS",
-                        help="seeds and ranges, e.g. 0-9 (default: 0-9)")
-    parser.add_argument("--n-calls", type=int,
-                        help=f"evaluations per run, the initial points included (default: "
-                        f"treebo's budget of the problem, {BINARY_N_CALLS} for the binary "
-                        "problems)")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help=f"results directory (default: {DEFAULT_OUT})")
+    parser.add_argument(
+        "--peers",
+        nargs="+",
+        default=list(PEERS),
+        metavar="NAME",
+        help=f"peers to run, in this order (default: all of {list(PEERS)})",
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        default=["0-9"],
+        metavar="SEEDS",
+        help="seeds and ranges, e.g. 0-9 (default: 0-9)",
+    )
+    parser.add_argument(
+        "--n-calls",
+        type=int,
+        help=f"evaluations per run, the initial points included (default: "
+        f"treebo's budget of the problem, {BINARY_N_CALLS} for the binary "
+        "problems)",
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"results directory (default: {DEFAULT_OUT})"
+    )
     return parser
 
 
@@ -92,9 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     try:
-        selection = {key: None if getattr(args, key) is None
-                     else parse_int_ranges(getattr(args, key), f"--{key}")
-                     for key in ("functions", "dims", "instances")}
+        selection = {
+            key: None
+            if getattr(args, key) is None
+            else parse_int_ranges(getattr(args, key), f"--{key}")
+            for key in ("functions", "dims", "instances")
+        }
         problems = select_problems(args.problems, **selection)
         seeds = parse_seeds(args.seeds)
     except ValueError as error:
@@ -112,8 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in list(peers):
         missing = PEERS[name].missing()
         if missing:
-            print(f"peers: skipping {name}: {', '.join(missing)} not installed; install with: "
-                  f"{INSTALL}", file=sys.stderr)
+            print(
+                f"peers: skipping {name}: {', '.join(missing)} not installed; install with: "
+                f"{INSTALL}",
+                file=sys.stderr,
+            )
             peers.remove(name)
             status = 1
     if "optuna_gp" in peers:
@@ -125,8 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def run_all(peers: list[str], problems: list[str], seeds: list[int], n_calls_arg: int | None,
-             out: Path, done: dict[str, int]) -> int:
+def run_all(
+    peers: list[str],
+    problems: list[str],
+    seeds: list[int],
+    n_calls_arg: int | None,
+    out: Path,
+    done: dict[str, int],
+) -> int:
     status, skipped = 0, 0
     for peer in peers:
         for problem in problems:
@@ -139,13 +175,18 @@ def run_all(peers: list[str], problems: list[str], seeds: list[int], n_calls_arg
                 try:
                     record = run_peer(peer, problem, seed, n_calls)
                 except UnsupportedSpace as error:  # the same for every seed: say it once
-                    print(f"peers: skipping {peer} on {problem}: {error}", file=sys.stderr,
-                          flush=True)
+                    print(
+                        f"peers: skipping {peer} on {problem}: {error}", file=sys.stderr, flush=True
+                    )
                     status = 1
                     break
                 except Exception as error:  # noqa: BLE001 - one failed run must not stop the grid
-                    print(f"peers: {problem}/{peer}/seed {seed} failed: "
-                          f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
+                    print(
+                        f"peers: {problem}/{peer}/seed {seed} failed: "
+                        f"{type(error).__name__}: {error}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     status = 1
                     continue
                 append_record(out, record)

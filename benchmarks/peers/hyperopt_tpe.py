@@ -45,17 +45,30 @@ def _hyperopt_space(space: Space) -> dict:
 
 def run_hyperopt(run: PeerRun, seed: int) -> dict:
     """hyperopt's TPE on ``run``; return the settings to record."""
-    refuse_conditions(run.space, "this mapping gives hyperopt flat hp.* expressions, not the "
-                   "nested hp.choice tree its conditional spaces need")
+    refuse_conditions(
+        run.space,
+        "this mapping gives hyperopt flat hp.* expressions, not the "
+        "nested hp.choice tree its conditional spaces need",
+    )
     from hyperopt import fmin, tpe
 
     arguments = {"n_startup_jobs": run.n_initial}
-    fmin(lambda params: run(run.point([params[n] for n in run.space.names])),
-         _hyperopt_space(run.space), algo=functools.partial(tpe.suggest, **arguments),
-         max_evals=run.n_calls - len(run.x0), rstate=np.random.default_rng(int(seed)),
-         points_to_evaluate=[run.library_dict(p) for p in run.x0], verbose=False,
-         show_progressbar=False)
-    return {"call": "hyperopt.fmin(algo=tpe.suggest)",
-            "arguments": {**arguments, "max_evals": run.n_calls - len(run.x0),
-                          "rstate": "numpy.random.default_rng(seed)"},
-            "x0": "treebo initial design (points_to_evaluate)"}
+    fmin(
+        lambda params: run(run.point([params[n] for n in run.space.names])),
+        _hyperopt_space(run.space),
+        algo=functools.partial(tpe.suggest, **arguments),
+        max_evals=run.n_calls - len(run.x0),
+        rstate=np.random.default_rng(int(seed)),
+        points_to_evaluate=[run.library_dict(p) for p in run.x0],
+        verbose=False,
+        show_progressbar=False,
+    )
+    return {
+        "call": "hyperopt.fmin(algo=tpe.suggest)",
+        "arguments": {
+            **arguments,
+            "max_evals": run.n_calls - len(run.x0),
+            "rstate": "numpy.random.default_rng(seed)",
+        },
+        "x0": "treebo initial design (points_to_evaluate)",
+    }

@@ -38,8 +38,7 @@ def _optuna_distributions(space: Space) -> dict:
     out = {}
     for dim in space.dimensions:
         if isinstance(dim, Real):
-            out[dim.name] = FloatDistribution(dim.low, dim.high,
-                                              log=dim.prior == "log-uniform")
+            out[dim.name] = FloatDistribution(dim.low, dim.high, log=dim.prior == "log-uniform")
         elif isinstance(dim, Integer):
             out[dim.name] = IntDistribution(dim.low, dim.high, log=dim.prior == "log-uniform")
         elif isinstance(dim, Binary):
@@ -65,8 +64,11 @@ def run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
     elif sampler == "CmaEsSampler":
         arguments = {"seed": int(seed), "n_startup_trials": run.n_initial}
     else:
-        arguments = {"seed": int(seed), "n_startup_trials": run.n_initial,
-                     "deterministic_objective": True}
+        arguments = {
+            "seed": int(seed),
+            "n_startup_trials": run.n_initial,
+            "deterministic_objective": True,
+        }
         if run.space.conditional:
             # Conditional parameters are outside its intersection search space and
             # drawn by its independent sampler; not a warning per trial and parameter.
@@ -85,16 +87,22 @@ def run_optuna(run: PeerRun, seed: int, *, sampler: str) -> dict:
             trial = study.ask()
             value = run(run.active_point(_suggest_active(trial, conditions, distributions)))
             study.tell(trial, value)
-        return {"call": f"optuna.samplers.{sampler} ask/tell, define-by-run",
-                "arguments": arguments, "x0": "treebo initial design (enqueue_trial)",
-                "conditions": "a parameter is suggested only when its parents (suggested "
-                              "first) make it active"}
+        return {
+            "call": f"optuna.samplers.{sampler} ask/tell, define-by-run",
+            "arguments": arguments,
+            "x0": "treebo initial design (enqueue_trial)",
+            "conditions": "a parameter is suggested only when its parents (suggested "
+            "first) make it active",
+        }
     while len(run.x) < run.n_calls:
         trial = study.ask(distributions)
         value = run(run.point([trial.params[name] for name in run.space.names]))
         study.tell(trial, value)
-    return {"call": f"optuna.samplers.{sampler} ask/tell", "arguments": arguments,
-            "x0": "treebo initial design (enqueue_trial)"}
+    return {
+        "call": f"optuna.samplers.{sampler} ask/tell",
+        "arguments": arguments,
+        "x0": "treebo initial design (enqueue_trial)",
+    }
 
 
 def _suggest_active(trial: Any, conditions: list, distributions: dict) -> dict:

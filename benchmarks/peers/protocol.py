@@ -58,8 +58,9 @@ def initial_design(problem: Problem, seed: int, n_initial: int = N_INITIAL) -> l
     """
     from treebo import Optimizer
 
-    return Optimizer(problem.space, n_initial_points=int(n_initial),
-                     random_state=int(seed)).ask(int(n_initial))
+    return Optimizer(problem.space, n_initial_points=int(n_initial), random_state=int(seed)).ask(
+        int(n_initial)
+    )
 
 
 def _dim_values(space: Space, point: Any) -> list:
@@ -104,12 +105,22 @@ def library_conditions(space: Space) -> list[tuple[Dimension, list[tuple[str, li
     parents = {name: list(dim.active_if or {}) for name, dim in dims.items()}
     order: list[str] = []
     while len(order) < len(dims):
-        ready = next(name for name in space.names
-                     if name not in order and all(p in order for p in parents[name]))
+        ready = next(
+            name
+            for name in space.names
+            if name not in order and all(p in order for p in parents[name])
+        )
         order.append(ready)
-    return [(dims[name], [(parent, [_to_library(dims[parent], v) for v in allowed])
-                          for parent, allowed in (dims[name].active_if or {}).items()])
-            for name in order]
+    return [
+        (
+            dims[name],
+            [
+                (parent, [_to_library(dims[parent], v) for v in allowed])
+                for parent, allowed in (dims[name].active_if or {}).items()
+            ],
+        )
+        for name in order
+    ]
 
 
 def is_active(conditions: list[tuple[str, list]], values: dict) -> bool:
@@ -150,31 +161,40 @@ class PeerRun:
         ``values`` must hold the active dimensions and only them; anything
         else is a mapping error (RuntimeError), never passed on to the objective.
         """
-        point = {d.name: _from_library(d, values[d.name])
-                 for d in self.space.dimensions if d.name in values}
+        point = {
+            d.name: _from_library(d, values[d.name])
+            for d in self.space.dimensions
+            if d.name in values
+        }
         unknown = set(values) - set(self.space.names)
         try:
             canonical = self.space.drop_inactive(point)
         except ValueError as error:  # an active dimension is missing
-            raise RuntimeError(f"the library's point {values!r} is not feasible: {error}") \
-                from error
+            raise RuntimeError(
+                f"the library's point {values!r} is not feasible: {error}"
+            ) from error
         if unknown or canonical != point:
             extra = sorted(unknown | (set(point) - set(canonical)))
-            raise RuntimeError(f"the library's point {values!r} has values for {extra}, which "
-                               "are inactive there")
+            raise RuntimeError(
+                f"the library's point {values!r} has values for {extra}, which are inactive there"
+            )
         return point
 
     def library_point(self, point: Any) -> list:
         """One library value per dimension of a treebo point."""
-        return [_to_library(d, v)
-                for d, v in zip(self.space.dimensions, _dim_values(self.space, point))]
+        return [
+            _to_library(d, v) for d, v in zip(self.space.dimensions, _dim_values(self.space, point))
+        ]
 
     def library_dict(self, point: Any) -> dict:
         """``{name: library value}`` of a treebo point (its active dimensions only)."""
         if self.space.conditional:
             point = self.space.drop_inactive(point)
-            return {d.name: _to_library(d, point[d.name])
-                    for d in self.space.dimensions if d.name in point}
+            return {
+                d.name: _to_library(d, point[d.name])
+                for d in self.space.dimensions
+                if d.name in point
+            }
         return dict(zip(self.space.names, self.library_point(point)))
 
     def __call__(self, point: Any) -> float:
@@ -189,8 +209,9 @@ class PeerRun:
             # of a log-scaled float it is given (3.418335543e-06 comes back as
             # 3.4183355e-06), a change far below any other point's distance.
             if not np.allclose(self.space.encode([point]), given, rtol=0.0, atol=1e-6):
-                raise RuntimeError(f"evaluation {i} is {point!r}, not the initial point "
-                                   f"{self.x0[i]!r}")
+                raise RuntimeError(
+                    f"evaluation {i} is {point!r}, not the initial point {self.x0[i]!r}"
+                )
             point, proposal = self.x0[i], 0.0
         start = time.perf_counter()
         value = float(self.problem(point))
@@ -205,9 +226,11 @@ class PeerRun:
 def refuse_conditions(space: Space, why: str) -> None:
     """Refuse a conditional space: the library would be fed values of inactive dimensions."""
     if space.conditional:
-        raise UnsupportedSpace(f"conditional search spaces are not supported: {why} (this "
-                               f"space's {[d.name for d in space.dimensions if d.active_if]} "
-                               "have active_if conditions)")
+        raise UnsupportedSpace(
+            f"conditional search spaces are not supported: {why} (this "
+            f"space's {[d.name for d in space.dimensions if d.active_if]} "
+            "have active_if conditions)"
+        )
 
 
 def refuse_non_numeric(space: Space, why: str) -> None:
@@ -215,5 +238,7 @@ def refuse_non_numeric(space: Space, why: str) -> None:
     refuse_conditions(space, why)
     others = [d.name for d in space.dimensions if not isinstance(d, (Real, Integer))]
     if others:
-        raise UnsupportedSpace(f"binary and categorical dimensions are not supported: {why} "
-                               f"(this space's {others} are neither real nor integer)")
+        raise UnsupportedSpace(
+            f"binary and categorical dimensions are not supported: {why} "
+            f"(this space's {others} are neither real nor integer)"
+        )

@@ -17,5 +17,7 @@ def run_random(run: PeerRun, seed: int) -> dict:
         run(point)
     while len(run.x) < run.n_calls:
         run(run.space.sample(1, rng)[0])
-    return {"sampler": "treebo Space.sample(1, rng) per proposal",
-            "rng": "numpy.random.default_rng(seed)"}
+    return {
+        "sampler": "treebo Space.sample(1, rng) per proposal",
+        "rng": "numpy.random.default_rng(seed)",
+    }

@@ -55,37 +55,64 @@ class Peer:
         """Raise :class:`UnsupportedSpace` if this peer cannot run on ``space``."""
         if space.conditional and not self.conditional:
             supported = [name for name, peer in PEERS.items() if peer.conditional]
-            raise UnsupportedSpace(f"peer {self.name} does not support conditional search "
-                                   f"spaces (dimensions with active_if); peers that do: "
-                                   f"{supported}")
+            raise UnsupportedSpace(
+                f"peer {self.name} does not support conditional search "
+                f"spaces (dimensions with active_if); peers that do: "
+                f"{supported}"
+            )
 
     def missing(self) -> list[str]:
         """Distributions of the modules this peer needs that cannot be imported."""
-        return [dist for module, dist in self.requires.items()
-                if importlib.util.find_spec(module) is None]
+        return [
+            dist
+            for module, dist in self.requires.items()
+            if importlib.util.find_spec(module) is None
+        ]
 
     def versions(self) -> dict[str, str]:
         return {dist: importlib.metadata.version(dist) for dist in self.requires.values()}
 
 
-PEERS: dict[str, Peer] = {peer.name: peer for peer in [
-    Peer("random", {}, run_random, conditional=True),
-    Peer("optuna_tpe", {"optuna": "optuna"},
-         functools.partial(run_optuna, sampler="TPESampler"), conditional=True),
-    Peer("hyperopt_tpe", {"hyperopt": "hyperopt"}, run_hyperopt),
-    Peer("skopt_et", {"skopt": "scikit-optimize"},
-         functools.partial(run_skopt, method="forest_minimize", base_estimator="ET")),
-    Peer("skopt_rf", {"skopt": "scikit-optimize"},
-         functools.partial(run_skopt, method="forest_minimize", base_estimator="RF")),
-    Peer("smac_rf", {"smac": "smac", "ConfigSpace": "ConfigSpace"}, run_smac,
-         conditional=True),
-    Peer("optuna_gp", {"optuna": "optuna", "torch": "torch"},
-         functools.partial(run_optuna, sampler="GPSampler"), conditional=True),
-    Peer("skopt_gp", {"skopt": "scikit-optimize"},
-         functools.partial(run_skopt, method="gp_minimize")),
-    Peer("optuna_cmaes", {"optuna": "optuna", "cmaes": "cmaes"},
-         functools.partial(run_optuna, sampler="CmaEsSampler")),
-]}
+PEERS: dict[str, Peer] = {
+    peer.name: peer
+    for peer in [
+        Peer("random", {}, run_random, conditional=True),
+        Peer(
+            "optuna_tpe",
+            {"optuna": "optuna"},
+            functools.partial(run_optuna, sampler="TPESampler"),
+            conditional=True,
+        ),
+        Peer("hyperopt_tpe", {"hyperopt": "hyperopt"}, run_hyperopt),
+        Peer(
+            "skopt_et",
+            {"skopt": "scikit-optimize"},
+            functools.partial(run_skopt, method="forest_minimize", base_estimator="ET"),
+        ),
+        Peer(
+            "skopt_rf",
+            {"skopt": "scikit-optimize"},
+            functools.partial(run_skopt, method="forest_minimize", base_estimator="RF"),
+        ),
+        Peer("smac_rf", {"smac": "smac", "ConfigSpace": "ConfigSpace"}, run_smac, conditional=True),
+        Peer(
+            "optuna_gp",
+            {"optuna": "optuna", "torch": "torch"},
+            functools.partial(run_optuna, sampler="GPSampler"),
+            conditional=True,
+        ),
+        Peer(
+            "skopt_gp",
+            {"skopt": "scikit-optimize"},
+            functools.partial(run_skopt, method="gp_minimize"),
+        ),
+        Peer(
+            "optuna_cmaes",
+            {"optuna": "optuna", "cmaes": "cmaes"},
+            functools.partial(run_optuna, sampler="CmaEsSampler"),
+        ),
+    ]
+}
 
 
 def peer_n_calls(problem: str) -> int:
@@ -129,8 +156,9 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
     n_calls = peer_n_calls(problem) if n_calls is None else int(n_calls)
     n_initial = default_n_initial(problem)
     if n_calls <= n_initial:
-        raise ValueError(f"n_calls must be larger than the {n_initial} initial points, got "
-                         f"{n_calls!r}")
+        raise ValueError(
+            f"n_calls must be larger than the {n_initial} initial points, got {n_calls!r}"
+        )
     spec = RunSpec(problem=problem, surrogate=peer, seed=int(seed), n_calls=n_calls)
     instance = build_problem(spec)
     entry.check_space(instance.space)
@@ -144,34 +172,40 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
 
     values, best_so_far, regret = trajectory(run.values, instance.optimal_value)
     f_star = instance.optimal_value
-    return to_jsonable({
-        "schema": SCHEMA_VERSION,
-        "key": spec.key(),
-        "problem": problem,
-        "problem_params": {},
-        "instance_params": instance.params,
-        "surrogate": peer,
-        "seed": spec.seed,
-        "preset": spec.preset,
-        "overrides": {},
-        "n_calls": n_calls,
-        "n_evaluated": len(values),
-        "n_initial": n_initial,
-        "optimal_value": f_star,
-        "regret_floor": getattr(instance, "regret_floor", None),
-        "x": run.x,
-        "values": values,
-        "best_so_far": best_so_far,
-        "regret": regret,
-        "fit_time": [0.0] * len(values),
-        "acq_time": run.acq_time,
-        "eval_time": run.eval_time,
-        "errors": [],
-        "settings": {"peer": peer, "n_initial_points": n_initial, "random_state": spec.seed,
-                     **settings},
-        "versions": {**versions(), **entry.versions()},
-        "started": started,
-        "wall_time": wall,
-        "message": f"{peer}: {n_calls} evaluations ({n_initial} given, "
-                   f"{n_calls - n_initial} proposed)",
-    })
+    return to_jsonable(
+        {
+            "schema": SCHEMA_VERSION,
+            "key": spec.key(),
+            "problem": problem,
+            "problem_params": {},
+            "instance_params": instance.params,
+            "surrogate": peer,
+            "seed": spec.seed,
+            "preset": spec.preset,
+            "overrides": {},
+            "n_calls": n_calls,
+            "n_evaluated": len(values),
+            "n_initial": n_initial,
+            "optimal_value": f_star,
+            "regret_floor": getattr(instance, "regret_floor", None),
+            "x": run.x,
+            "values": values,
+            "best_so_far": best_so_far,
+            "regret": regret,
+            "fit_time": [0.0] * len(values),
+            "acq_time": run.acq_time,
+            "eval_time": run.eval_time,
+            "errors": [],
+            "settings": {
+                "peer": peer,
+                "n_initial_points": n_initial,
+                "random_state": spec.seed,
+                **settings,
+            },
+            "versions": {**versions(), **entry.versions()},
+            "started": started,
+            "wall_time": wall,
+            "message": f"{peer}: {n_calls} evaluations ({n_initial} given, "
+            f"{n_calls - n_initial} proposed)",
+        }
+    )

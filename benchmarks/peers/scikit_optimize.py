@@ -39,8 +39,17 @@ def run_skopt(run: PeerRun, seed: int, *, method: str, **kwargs: Any) -> dict:
     import skopt
 
     minimize = getattr(skopt, method)
-    arguments = {"n_calls": run.n_calls, "n_initial_points": 0, "acq_func": "EI",
-                 "random_state": int(seed), **kwargs}
-    minimize(lambda values: run(run.point(values)), _skopt_dimensions(run.space),
-             x0=[run.library_point(p) for p in run.x0], **arguments)
+    arguments = {
+        "n_calls": run.n_calls,
+        "n_initial_points": 0,
+        "acq_func": "EI",
+        "random_state": int(seed),
+        **kwargs,
+    }
+    minimize(
+        lambda values: run(run.point(values)),
+        _skopt_dimensions(run.space),
+        x0=[run.library_point(p) for p in run.x0],
+        **arguments,
+    )
     return {"call": f"skopt.{method}", "arguments": arguments, "x0": "treebo initial design"}

@@ -57,9 +57,12 @@ def _configspace_conditions(cs: Any, space: Space) -> list:
 
     out = []
     for dim, conditions in library_conditions(space):
-        parts = [EqualsCondition(cs[dim.name], cs[parent], allowed[0]) if len(allowed) == 1
-                 else InCondition(cs[dim.name], cs[parent], allowed)
-                 for parent, allowed in conditions]
+        parts = [
+            EqualsCondition(cs[dim.name], cs[parent], allowed[0])
+            if len(allowed) == 1
+            else InCondition(cs[dim.name], cs[parent], allowed)
+            for parent, allowed in conditions
+        ]
         if parts:
             out.append(parts[0] if len(parts) == 1 else AndConjunction(*parts))
     return out
@@ -79,20 +82,29 @@ def run_smac(run: PeerRun, seed: int) -> dict:
         # and its local search logs np.mean of an empty list of timings when it
         # stops at once (seen on conditional spaces); the mean is only logged
         warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
-        warnings.filterwarnings("ignore", "invalid value encountered in scalar divide",
-                                RuntimeWarning)
+        warnings.filterwarnings(
+            "ignore", "invalid value encountered in scalar divide", RuntimeWarning
+        )
         try:
             _smac_loop(run, seed, cs, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    settings = {"call": "smac.HyperparameterOptimizationFacade ask/tell",
-                "arguments": {"deterministic": True, "n_trials": run.n_calls, "seed": int(seed),
-                              "initial_design": "n_configs=0, additional_configs=x0",
-                              "config_selector": "retrain_after=1"},
-                "x0": "treebo initial design"}
+    settings = {
+        "call": "smac.HyperparameterOptimizationFacade ask/tell",
+        "arguments": {
+            "deterministic": True,
+            "n_trials": run.n_calls,
+            "seed": int(seed),
+            "initial_design": "n_configs=0, additional_configs=x0",
+            "config_selector": "retrain_after=1",
+        },
+        "x0": "treebo initial design",
+    }
     if run.space.conditional:
-        settings["conditions"] = ("ConfigSpace EqualsCondition/InCondition, AndConjunction for "
-                                  "several parents; configurations hold the active values only")
+        settings["conditions"] = (
+            "ConfigSpace EqualsCondition/InCondition, AndConjunction for "
+            "several parents; configurations hold the active values only"
+        )
     return settings
 
 
@@ -102,14 +114,22 @@ def _smac_loop(run: PeerRun, seed: int, cs: Any, workdir: Path) -> None:
     from smac import Scenario
     from smac.runhistory.dataclasses import TrialValue
 
-    scenario = Scenario(cs, deterministic=True, n_trials=run.n_calls, seed=int(seed),
-                        output_directory=workdir / "smac3_output")
+    scenario = Scenario(
+        cs,
+        deterministic=True,
+        n_trials=run.n_calls,
+        seed=int(seed),
+        output_directory=workdir / "smac3_output",
+    )
     given = [Configuration(cs, values=run.library_dict(p)) for p in run.x0]
-    smac = HPO(scenario, _ask_and_tell_only,
-               initial_design=HPO.get_initial_design(scenario, n_configs=0,
-                                                     additional_configs=given),
-               config_selector=HPO.get_config_selector(scenario, retrain_after=1),
-               overwrite=True, logging_level=40)
+    smac = HPO(
+        scenario,
+        _ask_and_tell_only,
+        initial_design=HPO.get_initial_design(scenario, n_configs=0, additional_configs=given),
+        config_selector=HPO.get_config_selector(scenario, retrain_after=1),
+        overwrite=True,
+        logging_level=40,
+    )
     while len(run.x) < run.n_calls:
         info = smac.ask()
         if run.space.conditional:  # a Configuration leaves its inactive hyperparameters out

@@ -21,8 +21,10 @@ def test_sobol_candidates_are_a_fresh_balanced_scramble_each_call():
     np.testing.assert_array_equal(counts, 512)
     c = sobol_candidates(50_000, 2, np.random.default_rng(1))
     assert c.shape == (50_000, 2) and len(np.unique(c, axis=0)) == 50_000
-    np.testing.assert_array_equal(sobol_candidates(10, 2, np.random.default_rng(5)),
-                                  sobol_candidates(10, 2, np.random.default_rng(5)))
+    np.testing.assert_array_equal(
+        sobol_candidates(10, 2, np.random.default_rng(5)),
+        sobol_candidates(10, 2, np.random.default_rng(5)),
+    )
 
 
 def test_local_candidates_move_each_kind_of_dimension_the_right_way():
@@ -87,10 +89,13 @@ def test_row_bookkeeping_is_exact():
 
 
 def test_neighbours_that_activate_a_child_start_it_anywhere_in_its_range():
-    space = Space({"kernel": Categorical(["linear", "rbf", "poly"]),
-                   "gamma": Real(1e-4, 1.0, prior="log-uniform",
-                                 active_if={"kernel": ["rbf", "poly"]}),
-                   "degree": Integer(2, 5, active_if={"kernel": "poly"})})
+    space = Space(
+        {
+            "kernel": Categorical(["linear", "rbf", "poly"]),
+            "gamma": Real(1e-4, 1.0, prior="log-uniform", active_if={"kernel": ["rbf", "poly"]}),
+            "degree": Integer(2, 5, active_if={"kernel": "poly"}),
+        }
+    )
     center = space.encode([{"kernel": "linear"}])
     rng = np.random.default_rng(0)
     for make in (local_candidates, jump_candidates):

@@ -14,12 +14,12 @@ def test_distance_variance_is_zero_at_the_data_and_grows_to_one_with_distance():
     between = np.sqrt(((X[:, None, :] - X[None]) ** 2).sum(-1)) + np.diag(np.full(20, np.inf))
     spacing = np.median(between.min(1))
     expected = 1.0 - np.exp(-0.5 * (pairwise.min(1) / spacing) ** 2)
-    np.testing.assert_allclose(distance_variance(candidates, X), expected, rtol=1e-12,
-                               atol=1e-15)
+    np.testing.assert_allclose(distance_variance(candidates, X), expected, rtol=1e-12, atol=1e-15)
     assert expected.max() > 0.999 and expected.min() < 0.5
     # With a single point, the spacing of that many uniformly random points is used.
-    single = distance_variance(np.array([[0.5, 0.5, 0.5], [0.5, 0.5, 0.6]]),
-                               np.array([[0.5, 0.5, 0.5]]))
+    single = distance_variance(
+        np.array([[0.5, 0.5, 0.5], [0.5, 0.5, 0.6]]), np.array([[0.5, 0.5, 0.5]])
+    )
     assert single[0] == 0 and 0 < single[1] < 1
 
 
@@ -40,5 +40,6 @@ def test_distance_variance_on_zero_one_rows_matches_the_brute_force_bit_for_bit(
     mixed[0, 0] = 0.5
     squared[0] = ((mixed[0] - X) ** 2).sum(-1).min()
     expected[0] = -np.expm1(-0.5 * (np.sqrt(squared[0]) / length) ** 2)
-    np.testing.assert_allclose(distance_variance(mixed, X, length=length), expected,
-                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        distance_variance(mixed, X, length=length), expected, rtol=1e-12, atol=0
+    )

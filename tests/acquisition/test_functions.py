@@ -23,9 +23,15 @@ def _log_ei_reference(z: float) -> float:
     return float(mpmath.log(mpmath.npdf(z) + z * mpmath.ncdf(z)))
 
 
-@pytest.mark.parametrize("mean, std, best, xi", [
-    (0.0, 1.0, 0.0, 0.0), (0.3, 0.5, -0.2, 0.0), (-1.0, 2.0, 0.5, 0.1), (2.0, 0.1, 1.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "mean, std, best, xi",
+    [
+        (0.0, 1.0, 0.0, 0.0),
+        (0.3, 0.5, -0.2, 0.0),
+        (-1.0, 2.0, 0.5, 0.1),
+        (2.0, 0.1, 1.0, 0.0),
+    ],
+)
 def test_ei_matches_its_integral_definition(mean, std, best, xi):
     # E[max(best - xi - Y, 0)], Y ~ N(mean, std^2), by quadrature.
     integrand = lambda y: (best - xi - y) * stats.norm.pdf(y, mean, std)  # noqa: E731
@@ -72,8 +78,9 @@ def test_log_ei_is_continuous_across_its_branch_points():
 
 def test_pi_and_lcb():
     mean, std = np.array([0.0, 1.0]), np.array([1.0, 2.0])
-    np.testing.assert_allclose(probability_of_improvement(mean, std, 0.5),
-                               stats.norm.cdf((0.5 - mean) / std), rtol=1e-12)
+    np.testing.assert_allclose(
+        probability_of_improvement(mean, std, 0.5), stats.norm.cdf((0.5 - mean) / std), rtol=1e-12
+    )
     np.testing.assert_allclose(lower_confidence_bound(mean, std, kappa=2.0), [-2.0, -3.0])
     np.testing.assert_allclose(acquisition_score("lcb", mean, std, 0.0, kappa=2.0), [2.0, 3.0])
 

@@ -46,7 +46,8 @@ def test_lbfgs_polish_never_returns_a_worse_acquisition_than_the_best_candidate(
         scores = score(pool)
         prediction = model.predict_dist(pool)
         np.testing.assert_allclose(
-            scores, log_expected_improvement(prediction.mean, prediction.std, z.min()))
+            scores, log_expected_improvement(prediction.mean, prediction.std, z.min())
+        )
         polished = maximizer.polish(score, SPACE_2D, pool, scores, _no_history)
         gains.append(score(polished[None, :])[0] - scores.max())
     # Measured gains in log-EI, seeds 0-5: 0.068 0.017 0.0023 0.029 0.0029 0.0037.
@@ -76,8 +77,15 @@ def test_maximize_takes_the_best_candidate_and_polishes_when_asked():
     for model, polished in ((forest, False), (gp, True)):
         assert maximizer.uses_lbfgs(model, SPACE_2D) is polished
         score = _scorer(maximizer, model, z.min())
-        point, origin = maximizer.maximize(score, pool, space=SPACE_2D, unseen=_no_history,
-                                           rng=rng, fallback=lambda: None, polish=polished)
+        point, origin = maximizer.maximize(
+            score,
+            pool,
+            space=SPACE_2D,
+            unseen=_no_history,
+            rng=rng,
+            fallback=lambda: None,
+            polish=polished,
+        )
         assert origin == "model"
         if polished:
             assert score(point[None, :])[0] > score(pool).max()
@@ -94,21 +102,34 @@ def test_a_flat_or_empty_pool_falls_back(caplog):
     fallback = np.array([0.25, 0.75])
     with caplog.at_level(logging.INFO, logger="treebo"):
         # Constant targets: zero variance everywhere, no possible improvement.
-        point, origin = maximizer.maximize(_scorer(maximizer, model, 0.0), X, space=SPACE_2D,
-                                           unseen=_no_history, rng=rng,
-                                           fallback=lambda: fallback)
+        point, origin = maximizer.maximize(
+            _scorer(maximizer, model, 0.0),
+            X,
+            space=SPACE_2D,
+            unseen=_no_history,
+            rng=rng,
+            fallback=lambda: fallback,
+        )
         assert origin == "random" and point is fallback
         assert "the acquisition is flat (ei = -inf" in caplog.text
-        point, origin = maximizer.maximize(_scorer(maximizer, model, 0.0), X[:0],
-                                           space=SPACE_2D, unseen=_no_history, rng=rng,
-                                           fallback=lambda: fallback)
+        point, origin = maximizer.maximize(
+            _scorer(maximizer, model, 0.0),
+            X[:0],
+            space=SPACE_2D,
+            unseen=_no_history,
+            rng=rng,
+            fallback=lambda: fallback,
+        )
         assert origin == "random" and "every candidate has been evaluated" in caplog.text
 
 
-@pytest.mark.parametrize("settings, message", [
-    (dict(acquisition="ucb"), "acquisition"),
-    (dict(acq_optimizer="adam"), "acq_optimizer must be one of"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(acquisition="ucb"), "acquisition"),
+        (dict(acq_optimizer="adam"), "acq_optimizer must be one of"),
+    ],
+)
 def test_bad_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):
         AcquisitionMaximizer(**settings)

@@ -33,9 +33,10 @@ def test_plan_grid_gives_each_dimension_its_budget():
 
 def test_the_records_floor_clips_log10_precision_at_minus_8():
     # Two runs below the floor, one above: the median is the floor's log10, not -11.
-    records = [dict(fake_record("bbob_f01_d2_i1", "rf", seed, [1.0] * 5 + [final]),
-                    regret_floor=1e-8)
-               for seed, final in ((0, 1e-11), (1, 1e-12), (2, 1e-3))]
+    records = [
+        dict(fake_record("bbob_f01_d2_i1", "rf", seed, [1.0] * 5 + [final]), regret_floor=1e-8)
+        for seed, final in ((0, 1e-11), (1, 1e-12), (2, 1e-3))
+    ]
     assert summary_table(records)["bbob_f01_d2_i1"]["median"]["rf"] == pytest.approx(-8.0)
     (curves,) = regret_curves(records)
     assert curves.curves[:, -1].tolist() == [1e-8, 1e-8, 1e-3]
@@ -61,12 +62,32 @@ def test_run_one_on_bbob_records_f_opt_and_the_floor():
 def test_bench_command_selects_bbob_problems_and_resumes(tmp_path, capsys):
     pytest.importorskip("cocoex", reason="bbob needs cocoex: pip install 'treebo[bbob]'")
     out = tmp_path / "bbob"
-    argv = ["bench", "--problems", "bbob", "--functions", "1,21", "--dims", "2",
-            "--instances", "2", "--surrogates", "rf", "--seeds", "0", "--n-calls", "7",
-            "--n-candidates", "256", "--n-jobs", "1", "--out", str(out), "--quiet"]
+    argv = [
+        "bench",
+        "--problems",
+        "bbob",
+        "--functions",
+        "1,21",
+        "--dims",
+        "2",
+        "--instances",
+        "2",
+        "--surrogates",
+        "rf",
+        "--seeds",
+        "0",
+        "--n-calls",
+        "7",
+        "--n-candidates",
+        "256",
+        "--n-jobs",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["bbob_f01_d2_i2.jsonl",
-                                                     "bbob_f21_d2_i2.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["bbob_f01_d2_i2.jsonl", "bbob_f21_d2_i2.jsonl"]
     records = load_results(out)
     assert [r["n_evaluated"] for r in records] == [7, 7]
     assert all(math.isfinite(r["regret"][-1]) and r["regret"][-1] >= 0 for r in records)
@@ -78,10 +99,8 @@ def test_bench_command_selects_bbob_problems_and_resumes(tmp_path, capsys):
 def test_bench_command_refuses_a_selection_without_bbob(tmp_path, capsys):
     assert main(["bench", "--problems", "branin", "--dims", "2", "--out", str(tmp_path)]) == 2
     assert "needs the word 'bbob'" in capsys.readouterr().err
-    assert main(["bench", "--problems", "bbob", "--functions", "0", "--out",
-                 str(tmp_path)]) == 2
+    assert main(["bench", "--problems", "bbob", "--functions", "0", "--out", str(tmp_path)]) == 2
     assert "bbob function must be an integer 1 to 24, got 0" in capsys.readouterr().err
-    assert main(["bench", "--problems", "bbob", "--instances", "a", "--out",
-                 str(tmp_path)]) == 2
+    assert main(["bench", "--problems", "bbob", "--instances", "a", "--out", str(tmp_path)]) == 2
     assert "--instances takes integers" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

@@ -62,8 +62,9 @@ def test_preset_settings():
 
 @pytest.mark.parametrize("preset", ["default", "paper"])
 def test_surrogates_share_the_initial_design(preset):
-    records = [run_one(RunSpec("branin", s, 1, 7, preset=preset, overrides=FAST))
-               for s in ("rf", "bwo")]
+    records = [
+        run_one(RunSpec("branin", s, 1, 7, preset=preset, overrides=FAST)) for s in ("rf", "bwo")
+    ]
     assert records[0]["x"][:5] == records[1]["x"][:5]
     if preset == "paper":
         assert records[0]["x"][:5] == paper_initial_design(get_problem("branin").space, 1)
@@ -80,8 +81,7 @@ def test_binary_runs_use_one_instance_per_seed():
 def test_model_selection_budget_is_50_calls_from_10_initial_points():
     from treebo.bench.presets import default_n_initial
 
-    for name in ("model_selection_breast_cancer", "model_selection_wine",
-                 "model_selection_digits"):
+    for name in ("model_selection_breast_cancer", "model_selection_wine", "model_selection_digits"):
         for preset in ("default", "paper"):
             assert default_n_calls(name, preset) == 50
             assert default_n_initial(name, preset) == 10
@@ -102,10 +102,10 @@ def test_model_selection_budget_is_50_calls_from_10_initial_points():
     assert paper["x0"] == paper_initial_design(wine.space, 2, 10)
     branin = get_problem("branin")
     assert minimize_settings(RunSpec("branin", "rf", 2, 20), branin)["n_initial_points"] == 5
-    assert len(minimize_settings(RunSpec("branin", "rf", 2, 20, preset="paper"),
-                                 branin)["x0"]) == 5
-    overridden = minimize_settings(RunSpec("model_selection_wine", "rf", 2, 50,
-                                           overrides={"n_initial_points": 7}), wine)
+    assert len(minimize_settings(RunSpec("branin", "rf", 2, 20, preset="paper"), branin)["x0"]) == 5
+    overridden = minimize_settings(
+        RunSpec("model_selection_wine", "rf", 2, 50, overrides={"n_initial_points": 7}), wine
+    )
     assert overridden["n_initial_points"] == 7
 
 

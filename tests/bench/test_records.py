@@ -20,8 +20,9 @@ def test_record_contents():
     branin = get_problem("branin")
     assert record["values"] == pytest.approx([branin(x) for x in record["x"]], rel=1e-12)
     assert record["best_so_far"] == list(np.minimum.accumulate(record["values"]))
-    assert record["regret"] == pytest.approx([b - branin.optimal_value
-                                              for b in record["best_so_far"]])
+    assert record["regret"] == pytest.approx(
+        [b - branin.optimal_value for b in record["best_so_far"]]
+    )
     assert record["fit_time"][:5] == [0.0] * 5 and all(t > 0 for t in record["fit_time"][5:])
     assert record["optimal_value"] == branin.optimal_value
     assert record["settings"]["random_state"] == 0 and record["settings"]["n_candidates"] == 256
@@ -48,14 +49,17 @@ def test_concurrentappend_records_never_interleave(tmp_path):
 
     (tmp_path / "p.jsonl").write_text('{"key": "trunc')  # a killed writer's half line
     n = 60
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(n)])
-             for w in (1, 2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(n)])
+        for w in (1, 2)
+    ]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     lines = (tmp_path / "p.jsonl").read_text().splitlines()
     assert lines[0] == '{"key": "trunc'
     records = [json.loads(line) for line in lines[1:] if line]
-    assert sorted((r["writer"], r["i"]) for r in records) == [(w, i) for w in (1, 2)
-                                                               for i in range(n)]
+    assert sorted((r["writer"], r["i"]) for r in records) == [
+        (w, i) for w in (1, 2) for i in range(n)
+    ]
     assert all(r["pad"] == str(r["writer"]) * 100_000 for r in records)
     assert len(load_results(tmp_path)) == 2 * n
 
@@ -68,8 +72,10 @@ def test_compressed_records_are_read_beside_the_plain_file_new_runs_append_to(tm
     def line(record):
         return (json.dumps(record) + "\n").encode()
 
-    committed = [{"problem": "p", "key": "k0", "n_calls": 9, "i": 0},
-                 {"problem": "p", "key": "k1", "n_calls": 9, "i": 1}]
+    committed = [
+        {"problem": "p", "key": "k0", "n_calls": 9, "i": 0},
+        {"problem": "p", "key": "k1", "n_calls": 9, "i": 1},
+    ]
     # Two gzip members, as `gzip -c new.jsonl >> p.jsonl.gz` makes, and a truncated line.
     with open(tmp_path / "p.jsonl.gz", "wb") as handle:
         handle.write(gzip.compress(line(committed[0])))
@@ -95,8 +101,7 @@ def test_a_grid_resumes_past_runs_recorded_in_a_compressed_file(tmp_path):
     plain = out / "branin.jsonl"
     (out / "branin.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
     plain.unlink()
-    again = run_grid(["branin"], ["rf"], [0, 1], out, 6, overrides=FAST, n_jobs=1,
-                     progress=False)
+    again = run_grid(["branin"], ["rf"], [0, 1], out, 6, overrides=FAST, n_jobs=1, progress=False)
     assert [r["seed"] for r in again] == [1]
     assert [r["seed"] for r in load_results(out)] == [0, 1]
 

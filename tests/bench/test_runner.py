@@ -56,37 +56,67 @@ def test_plan_grid_validates_names():
 
 def test_grid_resumes_and_adds_only_missing_runs(tmp_path):
     out = tmp_path / "results"
-    first = run_grid(["branin", "bohachevsky"], ["rf"], [0, 1], out, 7, overrides=FAST,
-                     n_jobs=2, executor="thread", progress=False)
+    first = run_grid(
+        ["branin", "bohachevsky"],
+        ["rf"],
+        [0, 1],
+        out,
+        7,
+        overrides=FAST,
+        n_jobs=2,
+        executor="thread",
+        progress=False,
+    )
     assert len(first) == 4
     assert sum(1 for _ in open(out / "branin.jsonl")) == 2
     # Adding a surrogate runs only its runs; asking for fewer calls runs nothing.
-    second = run_grid(["branin", "bohachevsky"], ["rf", "ert"], [0, 1], out, 7, overrides=FAST,
-                      n_jobs=1, progress=False)
+    second = run_grid(
+        ["branin", "bohachevsky"],
+        ["rf", "ert"],
+        [0, 1],
+        out,
+        7,
+        overrides=FAST,
+        n_jobs=1,
+        progress=False,
+    )
     assert sorted((r["problem"], r["surrogate"], r["seed"]) for r in second) == [
-        ("bohachevsky", "ert", 0), ("bohachevsky", "ert", 1), ("branin", "ert", 0),
-        ("branin", "ert", 1)]
-    assert run_grid(["branin"], ["rf", "ert"], [0, 1], out, 6, overrides=FAST, n_jobs=1,
-                    progress=False) == []
+        ("bohachevsky", "ert", 0),
+        ("bohachevsky", "ert", 1),
+        ("branin", "ert", 0),
+        ("branin", "ert", 1),
+    ]
+    assert (
+        run_grid(
+            ["branin"], ["rf", "ert"], [0, 1], out, 6, overrides=FAST, n_jobs=1, progress=False
+        )
+        == []
+    )
     # A longer budget is a new run; a half-written line (a killed writer) is ignored.
     with open(out / "branin.jsonl", "a") as handle:
         handle.write('{"key": "trunc')
-    longer = run_grid(["branin"], ["rf"], [0], out, 8, overrides=FAST, n_jobs=1,
-                      progress=False)
+    longer = run_grid(["branin"], ["rf"], [0], out, 8, overrides=FAST, n_jobs=1, progress=False)
     assert len(longer) == 1 and longer[0]["n_evaluated"] == 8
     records = load_results(out)
     assert len(records) == 9
     assert completed_runs(records)[RunSpec("branin", "rf", 0, 8, overrides=FAST).key()] == 8
     # The longer run is the prefix-extension of the shorter one (same seed, same history).
-    short = [r for r in records if r["surrogate"] == "rf" and r["seed"] == 0
-             and r["problem"] == "branin" and r["n_evaluated"] == 7][0]
+    short = [
+        r
+        for r in records
+        if r["surrogate"] == "rf"
+        and r["seed"] == 0
+        and r["problem"] == "branin"
+        and r["n_evaluated"] == 7
+    ][0]
     assert longer[0]["x"][:7] == short["x"]
 
 
 def test_grid_in_a_given_process_pool(tmp_path):
     with cf.ProcessPoolExecutor(1) as pool:
-        records = run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST,
-                           executor=pool, progress=False)
+        records = run_grid(
+            "branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, executor=pool, progress=False
+        )
         assert pool.submit(abs, -1).result() == 1  # a pool passed in is left open
     assert sorted(r["seed"] for r in records) == [0, 1]
     inline = run_one(RunSpec("branin", "rf", 1, 6, overrides=FAST))
@@ -96,15 +126,25 @@ def test_grid_in_a_given_process_pool(tmp_path):
 @pytest.mark.slow
 def test_grid_in_spawned_worker_processes(tmp_path):
     # The default executor: treebo's pool of worker processes (treebo.parallel.process_pool).
-    records = run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=2,
-                       progress=False)
+    records = run_grid(
+        "branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=2, progress=False
+    )
     assert sorted(r["seed"] for r in records) == [0, 1]
 
 
 def test_failed_runs_are_reported_after_the_others_are_written(tmp_path):
     with pytest.raises(BenchError, match="1 of 2 runs failed") as info:
-        run_grid(["branin", "ising"], ["rf"], [0], tmp_path, 6, overrides=FAST, n_jobs=1,
-                 problem_params={"ising": {"lam": -1.0}}, progress=False)
+        run_grid(
+            ["branin", "ising"],
+            ["rf"],
+            [0],
+            tmp_path,
+            6,
+            overrides=FAST,
+            n_jobs=1,
+            problem_params={"ising": {"lam": -1.0}},
+            progress=False,
+        )
     assert info.value.failures[0][0].problem == "ising"
     assert "lam" in info.value.failures[0][1]
     assert [r["problem"] for r in load_results(tmp_path)] == ["branin"]
@@ -112,11 +152,29 @@ def test_failed_runs_are_reported_after_the_others_are_written(tmp_path):
 
 def test_executor_argument_is_checked(tmp_path):
     with pytest.raises(ValueError, match="executor"):
-        run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=2,
-                 executor="cluster", progress=False)
+        run_grid(
+            "branin",
+            "rf",
+            [0, 1],
+            tmp_path,
+            6,
+            overrides=FAST,
+            n_jobs=2,
+            executor="cluster",
+            progress=False,
+        )
     with pytest.raises(ValueError, match="executor"):  # neither a name nor an executor
-        run_grid("branin", "rf", [0, 1], tmp_path, 6, overrides=FAST, n_jobs=2,
-                 executor=object(), progress=False)
+        run_grid(
+            "branin",
+            "rf",
+            [0, 1],
+            tmp_path,
+            6,
+            overrides=FAST,
+            n_jobs=2,
+            executor=object(),
+            progress=False,
+        )
     assert not any(tmp_path.iterdir())  # refused before anything ran
 
 

@@ -16,8 +16,9 @@ import time
 import numpy as np
 import pytest
 
-optuna = pytest.importorskip("optuna", reason="the Optuna integration needs optuna: "
-                             "pip install 'treebo[optuna]'")
+optuna = pytest.importorskip(
+    "optuna", reason="the Optuna integration needs optuna: pip install 'treebo[optuna]'"
+)
 
 from optuna.distributions import (  # noqa: E402
     CategoricalDistribution,
@@ -31,8 +32,11 @@ from treebo.proposal import ProposalPipeline  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-FAST = {"n_candidates": 1000, "surrogate_params": {"n_estimators": 30},
-        "optimizer_kwargs": {"n_local_candidates": 500, "n_jump_candidates": 200}}
+FAST = {
+    "n_candidates": 1000,
+    "surrogate_params": {"n_estimators": 30},
+    "optimizer_kwargs": {"n_local_candidates": 500, "n_jump_candidates": 200},
+}
 
 
 def _sampler(seed=0, n_startup_trials=5, **kwargs):
@@ -83,7 +87,7 @@ def _spy_on_proposals(monkeypatch):
 def _grid_objective(trial):
     x = trial.suggest_int("x", -10, 10)
     y = trial.suggest_int("y", -10, 10)
-    time.sleep(0.02)   # so that the workers' trials overlap
+    time.sleep(0.02)  # so that the workers' trials overlap
     return (x - 3) ** 2 + (y + 2) ** 2
 
 
@@ -102,24 +106,26 @@ def test_treebo_does_not_import_optuna_and_the_integration_names_the_extra():
         else:
             raise AssertionError("no ImportError")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install 'treebo[optuna]'" in out.stdout
 
 
 # -- settings -----------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs, message", [
-    ({"optimizer_kwargs": {"random_state": 1}}, "optimizer_kwargs must only set"),
-    ({"failure_value": "best"}, "failure_value must be"),
-    ({"optimizer_kwargs": {"y_transform": "exp"}}, "y_transform must be"),
-    ({"strategy": "cl_median"}, "strategy must be one of"),
-    ({"n_startup_trials": -1}, "n_startup_trials must be an integer"),
-    ({"seed": -3}, "seed must be an integer"),
-    ({"acquisition": "ucb"}, "acquisition"),
-    ({"optimizer_kwargs": {"explore_every": -1}}, "explore_every"),
-    ({"independent_sampler": "random"}, "independent_sampler must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"optimizer_kwargs": {"random_state": 1}}, "optimizer_kwargs must only set"),
+        ({"failure_value": "best"}, "failure_value must be"),
+        ({"optimizer_kwargs": {"y_transform": "exp"}}, "y_transform must be"),
+        ({"strategy": "cl_median"}, "strategy must be one of"),
+        ({"n_startup_trials": -1}, "n_startup_trials must be an integer"),
+        ({"seed": -3}, "seed must be an integer"),
+        ({"acquisition": "ucb"}, "acquisition"),
+        ({"optimizer_kwargs": {"explore_every": -1}}, "explore_every"),
+        ({"independent_sampler": "random"}, "independent_sampler must be"),
+    ],
+)
 def test_bad_settings_are_refused_when_the_sampler_is_made(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TreeBOSampler(**kwargs)
@@ -155,7 +161,7 @@ DISTRIBUTIONS = {
     "lr": FloatDistribution(1e-5, 1e-1, log=True),
     "batch": IntDistribution(16, 256, step=16),
     "optimizer": CategoricalDistribution(["adam", "sgd", None, 3]),
-    "momentum": FloatDistribution(0.9, 0.9),             # single-valued
+    "momentum": FloatDistribution(0.9, 0.9),  # single-valued
 }
 
 
@@ -202,8 +208,8 @@ def _conditional(trial):
     x = trial.suggest_float("x", -3, 3)
     kind = trial.suggest_categorical("kind", ["a", "b"])
     if kind == "a":
-        return x ** 2 + trial.suggest_float("a", 0, 1)
-    return x ** 2 + 0.5 + trial.suggest_int("b", 0, 5) / 10
+        return x**2 + trial.suggest_float("a", 0, 1)
+    return x**2 + 0.5 + trial.suggest_int("b", 0, 5) / 10
 
 
 def test_conditional_params_fall_back_to_the_independent_sampler(caplog):
@@ -215,7 +221,7 @@ def test_conditional_params_fall_back_to_the_independent_sampler(caplog):
     assert {"a", "b"} <= {name for t in trials for name in t.params}
     for t in trials[5:]:
         published = _proposal(t)
-        assert set(published) == {"x", "kind"}          # the joint parameters only
+        assert set(published) == {"x", "kind"}  # the joint parameters only
         assert published["x"] == t.params["x"]
         assert ["a", "b"][published["kind"]] == t.params["kind"]
     # One warning per conditional parameter that was drawn after the startup trials.
@@ -231,7 +237,7 @@ def test_a_maximized_study_proposes_what_the_minimized_negation_does():
     maximized = optuna.create_study(direction="maximize", sampler=_sampler(3))
     maximized.optimize(lambda t: -_quadratic(t), n_trials=20)
     assert [t.params for t in maximized.trials] == [t.params for t in minimized.trials]
-    assert maximized.best_value == -minimized.best_value > -0.5   # measured: -0.243
+    assert maximized.best_value == -minimized.best_value > -0.5  # measured: -0.243
 
 
 # -- (e) failed and pruned trials -------------------------------------------------------------
@@ -239,14 +245,14 @@ def _failing_and_pruned(trial):
     x = trial.suggest_float("x", -5, 5)
     y = trial.suggest_float("y", -5, 5)
     if x > 3:
-        raise ValueError("diverged")                     # FAIL
+        raise ValueError("diverged")  # FAIL
     if y > 3:
-        raise optuna.TrialPruned()                       # PRUNED, no intermediate value
+        raise optuna.TrialPruned()  # PRUNED, no intermediate value
     value = (x - 1.5) ** 2 + 2 * (y + 0.5) ** 2
     if y < -3:
         trial.report(value + 10, step=0)
         trial.report(value + 5, step=1)
-        raise optuna.TrialPruned()                       # PRUNED at step 1
+        raise optuna.TrialPruned()  # PRUNED at step 1
     return value
 
 
@@ -279,7 +285,7 @@ def _pruned_early_at_zero(trial):
     x = trial.suggest_float("x", 0.0, 1.0)
     y = trial.suggest_float("y", 0.0, 1.0)
     value = 1.0 + (x - 0.7) ** 2 + (y - 0.3) ** 2
-    if trial.number in (3, 5):   # reports a flattering first value and is pruned
+    if trial.number in (3, 5):  # reports a flattering first value and is pruned
         trial.report(0.0, step=0)
         raise optuna.TrialPruned()
     for step in range(3):
@@ -293,12 +299,23 @@ def test_a_pruned_trials_early_value_does_not_attract_proposals():
     # proposals (made at the full budget) stay away from them; modeled as
     # finished results, they would be the best points of the study.
     study = optuna.create_study(sampler=_sampler(12, n_startup_trials=8))
-    for x, y in [(0.1, 0.9), (0.9, 0.9), (0.5, 0.5), (0.15, 0.85), (0.9, 0.1), (0.12, 0.88),
-                 (0.3, 0.3), (0.6, 0.2), (0.2, 0.6), (0.8, 0.5)]:
+    for x, y in [
+        (0.1, 0.9),
+        (0.9, 0.9),
+        (0.5, 0.5),
+        (0.15, 0.85),
+        (0.9, 0.1),
+        (0.12, 0.88),
+        (0.3, 0.3),
+        (0.6, 0.2),
+        (0.2, 0.6),
+        (0.8, 0.5),
+    ]:
         study.enqueue_trial({"x": x, "y": y})
     study.optimize(_pruned_early_at_zero, n_trials=20)
-    pruned = np.array([[t.params["x"], t.params["y"]] for t in study.trials
-                       if t.state == TrialState.PRUNED])
+    pruned = np.array(
+        [[t.params["x"], t.params["y"]] for t in study.trials if t.state == TrialState.PRUNED]
+    )
     proposed = np.array([[t.params["x"], t.params["y"]] for t in study.trials[10:]])
     distance = np.linalg.norm(proposed[:, None, :] - pruned[None, :, :], axis=2).min(axis=1)
     # Measured, seeds 12-19: the closest proposal to a pruned point is 0.18 to
@@ -328,7 +345,7 @@ def test_a_seeded_sequential_study_reproduces_and_reseeding_changes_it():
 def test_two_threads_propose_no_duplicates(monkeypatch):
     calls = _spy_on_proposals(monkeypatch)
     study = optuna.create_study(sampler=_sampler(7, n_startup_trials=4))
-    for x, y in [(-8, -8), (8, 8), (-8, 8), (8, -8)]:    # distinct startup points
+    for x, y in [(-8, -8), (8, 8), (-8, 8), (8, -8)]:  # distinct startup points
         study.enqueue_trial({"x": x, "y": y})
     study.optimize(_grid_objective, n_trials=24, n_jobs=2)
     points = [(t.params["x"], t.params["y"]) for t in study.trials]
@@ -347,7 +364,7 @@ def test_a_running_trials_published_point_is_pending(monkeypatch):
     study = optuna.create_study(sampler=_sampler(8, n_startup_trials=3))
     study.optimize(_grid_objective, n_trials=3)
     first = study.ask()
-    x = first.suggest_int("x", -10, 10)     # the sampler proposed x and y; y is not stored yet
+    x = first.suggest_int("x", -10, 10)  # the sampler proposed x and y; y is not stored yet
     assert "y" not in study.trials[-1].params
     second = study.ask()
     second.suggest_int("x", -10, 10)
@@ -406,9 +423,16 @@ def test_two_processes_sharing_an_rdb_storage_propose_no_duplicates(tmp_path):
     # (A treebo proposal can still equal a startup trial's random draw that is not
     # complete yet, with a probability of about 1 in 1681 per such pair.)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    workers = [subprocess.Popen([sys.executable, str(script), url, "15"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for _ in range(2)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), url, "15"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     for worker in workers:
         _, err = worker.communicate(timeout=300)
         assert worker.returncode == 0, err
@@ -416,7 +440,7 @@ def test_two_processes_sharing_an_rdb_storage_propose_no_duplicates(tmp_path):
     assert len(trials) == 30 and all(t.state == TrialState.COMPLETE for t in trials)
     points = [(t.params["x"], t.params["y"]) for t in trials]
     assert len(set(points)) == 30
-    assert sum(bool(_proposal(t)) for t in trials) >= 20     # the startup trials: 4 to 6
+    assert sum(bool(_proposal(t)) for t in trials) >= 20  # the startup trials: 4 to 6
 
 
 def _three_floats(trial):
@@ -465,8 +489,10 @@ def _learning_curve(trial):
 @pytest.mark.parametrize("pruner", ["hyperband", "successive_halving"])
 def test_works_with_optunas_multi_fidelity_pruners(pruner, monkeypatch):
     calls = _spy_on_proposals(monkeypatch)
-    make = {"hyperband": lambda: optuna.pruners.HyperbandPruner(1, 9, 3),
-            "successive_halving": lambda: optuna.pruners.SuccessiveHalvingPruner(1, 3)}[pruner]
+    make = {
+        "hyperband": lambda: optuna.pruners.HyperbandPruner(1, 9, 3),
+        "successive_halving": lambda: optuna.pruners.SuccessiveHalvingPruner(1, 3),
+    }[pruner]
     study = optuna.create_study(sampler=_sampler(13), pruner=make(), study_name="curve")
     study.optimize(_learning_curve, n_trials=30)
     states = [t.state for t in study.trials]

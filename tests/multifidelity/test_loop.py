@@ -80,8 +80,7 @@ def test_the_model_beats_random_configurations_on_a_seed_set():
     # The same schedule with the model (random_fraction=0.2) and without it (1.0).
     # Measured on seeds 0-5: medians 0.0089 and 0.047 (the model wins on 4 seeds).
     model = [_run(_mild_bias, total=8, random_state=s).fun for s in range(6)]
-    random = [_run(_mild_bias, total=8, random_state=s, random_fraction=1.0).fun
-              for s in range(6)]
+    random = [_run(_mild_bias, total=8, random_state=s, random_fraction=1.0).fun for s in range(6)]
     assert np.median(model) < np.median(random) / 2
 
 
@@ -92,30 +91,40 @@ def test_dict_spaces_and_float_budgets():
         seen.append(budget)
         return (x["a"] - 2) ** 2 + 1 / budget
 
-    result = minimize_multifidelity(func, {"a": Integer(0, 5), "budget": Real(0, 1)}, 0.25,
-                                    1.0, 3, eta=2, random_state=0)
+    result = minimize_multifidelity(
+        func, {"a": Integer(0, 5), "budget": Real(0, 1)}, 0.25, 1.0, 3, eta=2, random_state=0
+    )
     assert set(seen) == {0.25, 0.5, 1.0}
     assert isinstance(result.x, dict) and set(result.x) == {"a", "budget"}
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"min_budget": 0}, "min_budget must be a positive finite number"),
-    ({"max_budget": math.inf}, "max_budget must be a positive finite number"),
-    ({"min_budget": True}, "min_budget must be a positive finite number"),
-    ({"min_budget": 10}, "min_budget must be at most max_budget"),
-    ({"total_budget": 0}, "total_budget must be"),
-    ({"eta": 1}, "eta must be"),
-    ({"model_budget": "lowest"}, r"model_budget must be one of \('max', 'highest'\)"),
-    ({"random_fraction": 1.5}, r"random_fraction must be a number in \[0, 1\]"),
-    ({"random_state": -1}, "random_state must be a non-negative int or None"),
-    ({"n_jobs": 0}, "n_jobs must be a positive integer or -1"),
-    ({"surrogate": 3}, "surrogate must be a registered name"),
-    ({"func": "f"}, "func must be callable"),
-    ({"callback": 1}, "callback must be callable or None"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"min_budget": 0}, "min_budget must be a positive finite number"),
+        ({"max_budget": math.inf}, "max_budget must be a positive finite number"),
+        ({"min_budget": True}, "min_budget must be a positive finite number"),
+        ({"min_budget": 10}, "min_budget must be at most max_budget"),
+        ({"total_budget": 0}, "total_budget must be"),
+        ({"eta": 1}, "eta must be"),
+        ({"model_budget": "lowest"}, r"model_budget must be one of \('max', 'highest'\)"),
+        ({"random_fraction": 1.5}, r"random_fraction must be a number in \[0, 1\]"),
+        ({"random_state": -1}, "random_state must be a non-negative int or None"),
+        ({"n_jobs": 0}, "n_jobs must be a positive integer or -1"),
+        ({"surrogate": 3}, "surrogate must be a registered name"),
+        ({"func": "f"}, "func must be callable"),
+        ({"callback": 1}, "callback must be callable or None"),
+    ],
+)
 def test_bad_arguments_name_the_argument(kwargs, message):
-    args = {"func": _biased, "space": SPACE, "min_budget": 1, "max_budget": 9,
-            "total_budget": 3, **kwargs}
+    args = {
+        "func": _biased,
+        "space": SPACE,
+        "min_budget": 1,
+        "max_budget": 9,
+        "total_budget": 3,
+        **kwargs,
+    }
     with pytest.raises(ValueError, match=message):
         minimize_multifidelity(**args)
 
@@ -133,8 +142,11 @@ def test_failed_evaluations_are_recorded_and_never_promoted():
     assert any("diverged" in (result.errors[i] or "") for i in failed)
     assert all(np.isnan(result.func_vals[i]) for i in failed)
     for i in failed:  # never evaluated again at a higher budget
-        later = [result.budgets[j] for j in range(len(result.x_iters))
-                 if result.x_iters[j] == result.x_iters[i]]
+        later = [
+            result.budgets[j]
+            for j in range(len(result.x_iters))
+            if result.x_iters[j] == result.x_iters[i]
+        ]
         assert max(later) == result.budgets[i]
     assert np.isfinite(result.fun) and result.spent > 5
 
@@ -194,8 +206,9 @@ if __name__ == "__main__":
 def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monkeypatch):
     (tmp_path / "run.py").write_text(textwrap.dedent(_KILLED_RUN))
     env = {**os.environ, "PYTHONPATH": ROOT}
-    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, env=env,
-                          capture_output=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "run.py"], cwd=tmp_path, env=env, capture_output=True, timeout=300
+    )
     assert done.returncode == -9
     stored = read_study(tmp_path / "mf.db")["trials"]
     assert len(stored) == 11 and sum(t["status"] == "pending" for t in stored) == 1
@@ -208,8 +221,7 @@ def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monke
         sys.modules.pop("run", None)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "resumed").touch()
-    resumed = minimize_multifidelity(run.func, SPACE, 1, 9, 5, 3, storage="mf.db",
-                                     random_state=0)
+    resumed = minimize_multifidelity(run.func, SPACE, 1, 9, 5, 3, storage="mf.db", random_state=0)
     # 10 evaluations were told before the kill: only the 11th and later ones ran again.
     calls = (tmp_path / "calls").read_text().split()
     assert len(calls) == 11 + len(resumed.func_vals) - 10

@@ -1,7 +1,5 @@
 """What the parallel-evaluation tests share: a fast optimizer setup and an objective."""
 
-
-
 from treebo import Real
 
 SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]

@@ -67,9 +67,14 @@ def _run_script(path, source, *args, timeout):
     seconds from the script's last line to the interpreter's exit)."""
     path.write_text(textwrap.dedent(source))
     env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
-    proc = subprocess.Popen([sys.executable, str(path), *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(path), *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -131,8 +136,9 @@ _STUCK_WORKER_SCRIPT = """
 def test_a_worker_stuck_past_its_timeout_is_killed_and_replaced(tmp_path, n_jobs):
     # The worker that ignores its alarm is killed and replaced: the later
     # evaluations run instead of queueing behind it, and the interpreter exits.
-    report, err, exit_delay = _run_script(tmp_path / "stuck.py", _STUCK_WORKER_SCRIPT,
-                                          tmp_path, n_jobs, timeout=180)
+    report, err, exit_delay = _run_script(
+        tmp_path / "stuck.py", _STUCK_WORKER_SCRIPT, tmp_path, n_jobs, timeout=180
+    )
     assert report["statuses"].count("failed") == 1
     stuck = report["statuses"].index("failed")
     assert report["errors"][stuck] == "timed out after 1 s"
@@ -158,14 +164,23 @@ def test_a_thread_past_its_timeout_is_abandoned_and_its_trial_failed(tmp_path):
         if len(calls) == 1:
             release.wait(60)  # past the timeout and the grace: abandoned
         elif len(calls) == 2:
-            time.sleep(0.8)   # back within the grace, but too late: failed too
+            time.sleep(0.8)  # back within the grace, but too late: failed too
         return quadratic(x)
 
     db = tmp_path / "study.db"
     with cf.ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            res = minimize(objective, SPACE_2D, n_calls=5, executor=pool, n_jobs=1,
-                           timeout=0.5, random_state=0, storage=db, **FAST)
+            res = minimize(
+                objective,
+                SPACE_2D,
+                n_calls=5,
+                executor=pool,
+                n_jobs=1,
+                timeout=0.5,
+                random_state=0,
+                storage=db,
+                **FAST,
+            )
             assert not release.is_set()  # minimize returned with the thread still stuck
         finally:
             release.set()
@@ -206,8 +221,9 @@ def test_a_lost_evaluation_is_retried_then_failed(caplog):
     with caplog.at_level(logging.WARNING, logger="treebo"), _LosingExecutor(1) as pool:
         res = minimize(objective, SPACE_2D, n_calls=6, executor=pool, random_state=0, **FAST)
     assert res.statuses == ["complete"] * 6 and len(calls) == 6 and pool.n_submitted == 7
-    assert ("trial 2: evaluation lost (BrokenExecutor: worker died); submitting it again "
-            "(retry 1 of 1)") in caplog.text
+    assert (
+        "trial 2: evaluation lost (BrokenExecutor: worker died); submitting it again (retry 1 of 1)"
+    ) in caplog.text
 
     calls.clear()
     with _LosingExecutor(2) as pool:  # the retry is lost too
@@ -216,8 +232,9 @@ def test_a_lost_evaluation_is_retried_then_failed(caplog):
     assert res.errors[2] == "evaluation lost: BrokenExecutor: worker died"
     assert len(calls) == 5 and pool.n_submitted == 7
     with _LosingExecutor(1) as pool:
-        res = minimize(objective, SPACE_2D, n_calls=6, executor=pool, max_retries=0,
-                       random_state=0, **FAST)
+        res = minimize(
+            objective, SPACE_2D, n_calls=6, executor=pool, max_retries=0, random_state=0, **FAST
+        )
     assert res.statuses[2] == "failed" and pool.n_submitted == 6
 
 
@@ -225,11 +242,18 @@ def test_an_executor_that_refuses_work_ends_the_run_with_a_message():
     pool = cf.ThreadPoolExecutor(max_workers=2)
     pool.shutdown()
     seen = []
-    res = minimize(quadratic, SPACE_2D, n_calls=5, executor=pool, random_state=0,
-                   callback=[lambda r: seen.append(len(r.x_iters))], **FAST)
+    res = minimize(
+        quadratic,
+        SPACE_2D,
+        n_calls=5,
+        executor=pool,
+        random_state=0,
+        callback=[lambda r: seen.append(len(r.x_iters))],
+        **FAST,
+    )
     assert res.message == "stopped: the executor refused new evaluations"
     assert res.statuses == ["failed", "failed"]
-    assert seen == [1, 2]                     # callbacks see the refused trials too
+    assert seen == [1, 2]  # callbacks see the refused trials too
     assert res.errors[0].startswith("could not submit the evaluation: RuntimeError")
 
 
@@ -243,8 +267,16 @@ def test_a_callback_stop_leaves_running_evaluations_pending_for_resume(tmp_path)
 
     db = tmp_path / "study.db"
     with cf.ThreadPoolExecutor(max_workers=3) as pool:
-        res = minimize(objective, SPACE_2D, n_calls=10, executor=pool, random_state=0,
-                       storage=db, callback=lambda r: len(r.x_iters) >= 1, **FAST)
+        res = minimize(
+            objective,
+            SPACE_2D,
+            n_calls=10,
+            executor=pool,
+            random_state=0,
+            storage=db,
+            callback=lambda r: len(r.x_iters) >= 1,
+            **FAST,
+        )
         release.set()
     assert res.message == "stopped by a callback after 1 evaluations"
     rows = read_study(db)["trials"]
@@ -258,8 +290,14 @@ def test_a_callback_stop_leaves_running_evaluations_pending_for_resume(tmp_path)
 
 def test_a_tiny_space_runs_out_while_evaluations_are_in_flight():
     with cf.ThreadPoolExecutor(max_workers=3) as pool:
-        res = minimize(lambda x: x[0] + x[1], [Integer(0, 2), Integer(0, 1)], n_calls=20,
-                       executor=pool, random_state=0, **FAST)
+        res = minimize(
+            lambda x: x[0] + x[1],
+            [Integer(0, 2), Integer(0, 1)],
+            n_calls=20,
+            executor=pool,
+            random_state=0,
+            **FAST,
+        )
     assert len(res.x_iters) == 6 and res.n_failed == 0
     assert_distinct(res.x_iters)
     assert res.message == "all 6 points of the search space have been evaluated or proposed"
@@ -289,8 +327,7 @@ def test_ctrl_c_in_the_driver_stops_the_run_and_leaves_trials_pending(tmp_path, 
     db = tmp_path / "study.db"
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        minimize(objective, SPACE_2D, n_calls=10, n_jobs=n_jobs, random_state=0, storage=db,
-                 **FAST)
+        minimize(objective, SPACE_2D, n_calls=10, n_jobs=n_jobs, random_state=0, storage=db, **FAST)
     assert time.monotonic() - start < 30 and marker.exists()
     rows = read_study(db)["trials"]
     statuses = [r["status"] for r in rows]
@@ -321,8 +358,9 @@ def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_
 
     workers_before = set(dask_client.run(os.getpid).values())
     db = tmp_path / "study.db"
-    res = minimize(objective, SPACE_2D, n_calls=8, executor=dask_client, random_state=0,
-                   storage=db, **FAST)
+    res = minimize(
+        objective, SPACE_2D, n_calls=8, executor=dask_client, random_state=0, storage=db, **FAST
+    )
     killed_point = eval(marker.read_text())  # noqa: S307 - written above
     assert len(res.x_iters) == 8
     assert_distinct(res.x_iters)
@@ -339,7 +377,8 @@ def test_dask_spreads_evaluations_and_survives_a_killed_worker(dask_client, tmp_
     rows = read_study(db)["trials"]
     assert [r["status"] for r in rows] == res.statuses
     assert [r["value"] for r in rows if r["status"] == "complete"] == [
-        v for v, s in zip(res.func_vals, res.statuses) if s == "complete"]
+        v for v, s in zip(res.func_vals, res.statuses) if s == "complete"
+    ]
 
 
 _NO_WORKERS_SCRIPT = """
@@ -386,8 +425,9 @@ _NO_WORKERS_SCRIPT = """
 def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
     # minimize returns instead of waiting for ever for a worker.
     pytest.importorskip("distributed")
-    report, err, _ = _run_script(tmp_path / "no_workers.py", _NO_WORKERS_SCRIPT, tmp_path,
-                                 timeout=240)
+    report, err, _ = _run_script(
+        tmp_path / "no_workers.py", _NO_WORKERS_SCRIPT, tmp_path, timeout=240
+    )
     # Trial 0 killed two workers (the first try and its retry) and is failed
     # with the reason; trial 1 killed the last one, and its retry waits for a
     # worker that never comes: the run stops and leaves it pending.
@@ -396,8 +436,10 @@ def test_a_dask_cluster_left_without_workers_stops_the_run(tmp_path):
     (status0, error0), (status1, error1) = report["rows"]
     assert status0 == "failed" and error0.startswith("evaluation lost: KilledWorker")
     assert (status1, error1) == ("pending", None)
-    assert report["message"] == ("stopped: the Dask cluster has no workers (none for 3 s); "
-                                 "the 1 evaluations in flight are left pending")
+    assert report["message"] == (
+        "stopped: the Dask cluster has no workers (none for 3 s); "
+        "the 1 evaluations in flight are left pending"
+    )
     assert report["seconds"] < 60
 
 
@@ -422,15 +464,17 @@ def test_clean_ctrl_cs_on_one_slow_evaluation_never_fail_it(tmp_path, n_jobs):
     interrupting = [True]
     for _ in range(3):
         with pytest.raises(KeyboardInterrupt):
-            minimize(objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0,
-                     storage=db, **FAST)
+            minimize(
+                objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0, storage=db, **FAST
+            )
     # No clean interrupt counted as an offer that crashed the process.
     study = read_study(db)
     offers = study["meta"].get("resume_offers", {})
     pending = [r["number"] for r in study["trials"] if r["status"] == "pending"]
     assert pending and all(offers.get(str(n), 0) == 0 for n in pending), (offers, pending)
     interrupting[0] = False
-    res = minimize(objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0,
-                   storage=db, **FAST)
+    res = minimize(
+        objective, SPACE_2D, n_calls=8, n_jobs=n_jobs, random_state=0, storage=db, **FAST
+    )
     assert res.statuses == ["complete"] * 8, res.errors
     assert json.loads(slow.read_text()) in res.x_iters

@@ -31,8 +31,9 @@ def test_an_objective_past_its_timeout_is_a_failed_trial_and_the_run_goes_on():
     slow = [x[0] > 0 for x in res.x_iters]
     assert any(slow) and not all(slow)
     for is_slow, status, error in zip(slow, res.statuses, res.errors):
-        assert (status, error) == (("failed", "timed out after 1 s") if is_slow
-                                   else ("complete", None))
+        assert (status, error) == (
+            ("failed", "timed out after 1 s") if is_slow else ("complete", None)
+        )
     # Not a timing assertion: 30 s sleeps that had run to the end would take minutes.
     assert elapsed < 30
 
@@ -40,6 +41,7 @@ def test_an_objective_past_its_timeout_is_a_failed_trial_and_the_run_goes_on():
 def _exit_objective(how, calls):
     """An objective that ends itself with ``how`` where x[0] > 0, logging every call
     to the file ``calls``."""
+
     def objective(x):
         with open(calls, "a") as log:
             log.write(f"{x}\n")
@@ -48,6 +50,7 @@ def _exit_objective(how, calls):
                 sys.exit(3)
             raise KeyboardInterrupt
         return x[0] ** 2 + x[1] ** 2
+
     return objective
 
 
@@ -62,8 +65,9 @@ def test_sys_exit_in_the_objective_is_a_failed_trial_never_retried(tmp_path, n_j
     exited = [x[0] > 0 for x in res.x_iters]
     assert any(exited) and not all(exited)
     for has_exited, status, error in zip(exited, res.statuses, res.errors):
-        assert (status, error) == (("failed", "SystemExit: 3") if has_exited
-                                   else ("complete", None))
+        assert (status, error) == (
+            ("failed", "SystemExit: 3") if has_exited else ("complete", None)
+        )
     assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
 
 
@@ -78,7 +82,8 @@ def test_a_keyboard_interrupt_raised_in_a_worker_is_a_failed_trial(tmp_path):
     interrupted = [x[0] > 0 for x in res.x_iters]
     assert any(interrupted) and res.message == "reached n_calls=6"
     assert [e for e, i in zip(res.errors, interrupted) if i] == ["KeyboardInterrupt"] * sum(
-        interrupted)
+        interrupted
+    )
     assert len((tmp_path / "calls.log").read_text().splitlines()) == 6
 
 
@@ -113,15 +118,20 @@ def _running(pid):
 
 @pytest.mark.fault
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT],
-                         ids=["SIGTERM", "SIGKILL", "SIGINT"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT], ids=["SIGTERM", "SIGKILL", "SIGINT"]
+)
 def test_workers_die_with_their_driver_however_it_is_killed(tmp_path, signum):
     script = tmp_path / "driver.py"
     script.write_text(textwrap.dedent(_ORPHAN_SCRIPT))
     env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
-    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    driver = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     workers = []
     try:
         deadline = time.monotonic() + 120
@@ -129,8 +139,7 @@ def test_workers_die_with_their_driver_however_it_is_killed(tmp_path, signum):
             assert time.monotonic() < deadline and driver.poll() is None, "no workers started"
             time.sleep(0.1)
             workers = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
-        assert all((tmp_path / f"worker-{pid}").read_text() == str(driver.pid)
-                   for pid in workers)
+        assert all((tmp_path / f"worker-{pid}").read_text() == str(driver.pid) for pid in workers)
         os.kill(driver.pid, signum)  # the driver alone, as kill, systemd or docker stop do
         driver.wait(timeout=60)
         deadline = time.monotonic() + 10
@@ -158,8 +167,16 @@ def test_the_workers_own_alarm_stops_an_evaluation_at_its_timeout(tmp_path, capl
 
     db = tmp_path / "study.db"
     with caplog.at_level(logging.WARNING, logger="treebo"):
-        res = minimize(objective, SPACE_2D, n_calls=6, n_initial_points=6, timeout=0.2,
-                       random_state=0, storage=db, **FAST)
+        res = minimize(
+            objective,
+            SPACE_2D,
+            n_calls=6,
+            n_initial_points=6,
+            timeout=0.2,
+            random_state=0,
+            storage=db,
+            **FAST,
+        )
     slow = [i for i, x in enumerate(res.x_iters) if x[0] > 0]
     assert slow and [res.errors[i] for i in slow] == ["timed out after 0.2 s"] * len(slow)
     rows = read_study(db)["trials"]

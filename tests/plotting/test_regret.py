@@ -15,12 +15,22 @@ from treebo.plotting import plot_regret, plot_results  # noqa: E402
 def record(problem, surrogate, seed, regret, optimal_value=0.0, step_time=0.1):
     n = len(regret)
     best = [r + (optimal_value or 0.0) for r in regret]
-    return {"key": json.dumps([problem, {}, surrogate, seed, "default", {}]), "problem": problem,
-            "surrogate": surrogate, "seed": seed, "preset": "default", "n_calls": n,
-            "n_evaluated": n, "n_initial": 5, "optimal_value": optimal_value,
-            "best_so_far": best, "values": best,
-            "regret": list(regret) if optimal_value is not None else None,
-            "fit_time": [0.0] * 5 + [step_time] * (n - 5), "acq_time": [0.0] * n}
+    return {
+        "key": json.dumps([problem, {}, surrogate, seed, "default", {}]),
+        "problem": problem,
+        "surrogate": surrogate,
+        "seed": seed,
+        "preset": "default",
+        "n_calls": n,
+        "n_evaluated": n,
+        "n_initial": 5,
+        "optimal_value": optimal_value,
+        "best_so_far": best,
+        "values": best,
+        "regret": list(regret) if optimal_value is not None else None,
+        "fit_time": [0.0] * 5 + [step_time] * (n - 5),
+        "acq_time": [0.0] * n,
+    }
 
 
 @pytest.fixture

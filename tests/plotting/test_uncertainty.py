@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 matplotlib = pytest.importorskip(
-    "matplotlib", reason="the figures need matplotlib: pip install 'treebo[plot]'")
+    "matplotlib", reason="the figures need matplotlib: pip install 'treebo[plot]'"
+)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
@@ -45,8 +46,9 @@ def _check_panel(ax, n_grid=201, n_train=5):
 
 
 def test_figure_1_has_one_panel_per_registered_surrogate_gp_first():
-    fig = plot_uncertainty_1d("few", surrogate_params={
-        name: {"n_estimators": 20} for name in ("rf", "ert", "bwo")})
+    fig = plot_uncertainty_1d(
+        "few", surrogate_params={name: {"n_estimators": 20} for name in ("rf", "ert", "bwo")}
+    )
     panels = _panels(fig)
     names = []
     for name in registry.available_surrogates():
@@ -62,7 +64,11 @@ def test_figure_1_has_one_panel_per_registered_surrogate_gp_first():
         _check_panel(ax)
     # One legend for the figure, naming the four artists.
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "function", "mean", "mean ± 1.96 sd", "observations"]
+        "function",
+        "mean",
+        "mean ± 1.96 sd",
+        "observations",
+    ]
 
 
 def test_band_is_mean_plus_minus_1_96_sd():
@@ -83,11 +89,13 @@ def test_band_is_mean_plus_minus_1_96_sd():
 
 
 def test_missing_optional_dependency_is_skipped_with_a_warning(monkeypatch):
-    monkeypatch.setitem(registry._REGISTRY, "fake",
-                        ("treebo_module_that_does_not_exist", "FakeSurrogate", "fake"))
+    monkeypatch.setitem(
+        registry._REGISTRY, "fake", ("treebo_module_that_does_not_exist", "FakeSurrogate", "fake")
+    )
     with pytest.warns(UserWarning, match="skipping surrogate 'fake'.*treebo\\[fake\\]"):
-        fig = plot_uncertainty_1d("cubic", ["gp", "fake", "rf"], ncols=2,
-                                  surrogate_params={"rf": {"n_estimators": 10}})
+        fig = plot_uncertainty_1d(
+            "cubic", ["gp", "fake", "rf"], ncols=2, surrogate_params={"rf": {"n_estimators": 10}}
+        )
     panels = _panels(fig)
     assert [ax.get_title() for ax in panels] == ["GP", "RF"]
     for ax in panels:

@@ -10,8 +10,13 @@ from sklearn.tree import DecisionTreeClassifier
 from treebo.problems import AUTOML_CLASSIFIERS, AutoML, DatasetUnavailable, get_problem
 from treebo.space import Categorical, Integer, Real
 
-POINT = {"classifier": "decisiontree", "n_estimators": 50, "max_depth": 3, "max_features": 0.5,
-         "log10_learning_rate": -1.0}
+POINT = {
+    "classifier": "decisiontree",
+    "n_estimators": 50,
+    "max_depth": 3,
+    "max_features": 0.5,
+    "log10_learning_rate": -1.0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +26,24 @@ def wine():
 
 def test_space_is_table_1(wine):
     space = wine.space
-    assert space.names == ["classifier", "n_estimators", "max_depth", "max_features",
-                           "log10_learning_rate"]
+    assert space.names == [
+        "classifier",
+        "n_estimators",
+        "max_depth",
+        "max_features",
+        "log10_learning_rate",
+    ]
     assert space.n_columns == 9  # 5 one-hot columns + 4 numbers, as in the official code
     classifier, size, depth, features, rate = space.dimensions
-    assert isinstance(classifier, Categorical) and tuple(classifier.categories) == \
-        AUTOML_CLASSIFIERS == ("adaboost", "gradientboosting", "decisiontree", "extratrees",
-                               "randomforest")
+    assert isinstance(classifier, Categorical) and tuple(
+        classifier.categories
+    ) == AUTOML_CLASSIFIERS == (
+        "adaboost",
+        "gradientboosting",
+        "decisiontree",
+        "extratrees",
+        "randomforest",
+    )
     assert isinstance(size, Integer) and (size.low, size.high) == (10, 200)
     assert isinstance(depth, Integer) and (depth.low, depth.high) == (2, 8)
     assert isinstance(features, Real) and (features.low, features.high) == (0.2, 1.0)
@@ -38,8 +54,9 @@ def test_space_is_table_1(wine):
 def test_value_is_the_papers_holdout_error(wine):
     # Independently: scale on all data, unstratified 80/20 split with seed 4242, seed 42.
     X, y = load_wine(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(MinMaxScaler().fit_transform(X), y,
-                                                        test_size=0.2, random_state=4242)
+    X_train, X_test, y_train, y_test = train_test_split(
+        MinMaxScaler().fit_transform(X), y, test_size=0.2, random_state=4242
+    )
     model = DecisionTreeClassifier(max_depth=3, max_features=0.5, random_state=42)
     expected = 1.0 - model.fit(X_train, y_train).score(X_test, y_test)
     assert wine.n_test == 36
@@ -60,8 +77,13 @@ def test_deterministic_and_on_the_accuracy_grid(wine):
 def test_hyperparameters_a_classifier_lacks_are_ignored(wine):
     other = dict(POINT, n_estimators=180, log10_learning_rate=0.5)
     assert wine(other) == wine(POINT)
-    boost = {"classifier": "adaboost", "n_estimators": 20, "max_depth": 2, "max_features": 0.3,
-             "log10_learning_rate": -0.5}
+    boost = {
+        "classifier": "adaboost",
+        "n_estimators": 20,
+        "max_depth": 2,
+        "max_features": 0.3,
+        "log10_learning_rate": -0.5,
+    }
     assert wine(boost) == wine(dict(boost, max_depth=8, max_features=0.9))
     model = wine.make_classifier(boost)
     assert model.n_estimators == 20 and model.learning_rate == pytest.approx(10**-0.5)

@@ -14,11 +14,21 @@ from treebo.problems.binary import (
 
 # Appendix A: case seed -> (log Z(J), f(0) at lam = 0), 6 decimals.
 ISING_APPENDIX = {
-    7270: (98.044716, 8.790241), 5390: (100.976671, 10.232633), 5734: (93.199591, 9.896194),
-    466: (104.707494, 9.607524), 5578: (106.888443, 10.168538), 1685: (98.352826, 10.213554),
-    6949: (102.761018, 10.270818), 5311: (114.714916, 9.824832), 6420: (116.883704, 10.343269),
-    4555: (112.059090, 9.742569), 1286: (83.662872, 9.273807), 6786: (128.995907, 10.383208),
-    8158: (154.129621, 10.397208), 8193: (105.080052, 9.873733), 8733: (100.978939, 10.288584),
+    7270: (98.044716, 8.790241),
+    5390: (100.976671, 10.232633),
+    5734: (93.199591, 9.896194),
+    466: (104.707494, 9.607524),
+    5578: (106.888443, 10.168538),
+    1685: (98.352826, 10.213554),
+    6949: (102.761018, 10.270818),
+    5311: (114.714916, 9.824832),
+    6420: (116.883704, 10.343269),
+    4555: (112.059090, 9.742569),
+    1286: (83.662872, 9.273807),
+    6786: (128.995907, 10.383208),
+    8158: (154.129621, 10.397208),
+    8193: (105.080052, 9.873733),
+    8733: (100.978939, 10.288584),
 }
 # problems.md §4.2: case seed -> (f* at lam = 1e-4, f* at lam = 1e-2, x* at lam = 1e-2).
 ISING_OPTIMA = {
@@ -83,9 +93,20 @@ def test_ising_variable_order():
     assert couplings[0] == -0.321025013923645
     assert couplings[1] == -4.386595249176025
     horizontal = [0, 2, 4, 7, 9, 11, 14, 16, 18, 21, 22, 23]
-    jh = [-0.321025013923645, 0.989447832107544, -3.648390531539917, 3.370262384414673,
-          -0.3262006640434265, -4.601014614105225, -1.8502391576766968, 2.087132692337036,
-          1.8919517993927002, 0.3763500154018402, -2.2085843086242676, 4.05844259262085]
+    jh = [
+        -0.321025013923645,
+        0.989447832107544,
+        -3.648390531539917,
+        3.370262384414673,
+        -0.3262006640434265,
+        -4.601014614105225,
+        -1.8502391576766968,
+        2.087132692337036,
+        1.8919517993927002,
+        0.3763500154018402,
+        -2.2085843086242676,
+        4.05844259262085,
+    ]
     assert list(couplings[horizontal]) == jh
 
 
@@ -93,8 +114,12 @@ def test_ising_kl_matches_direct_enumeration():
     # KL(p || q) summed over the 2^16 spin states, independently of the closed form.
     problem = Ising(5390, lam=0.0)
     states = 1 - 2 * (np.arange(2**16)[:, None] >> np.arange(16) & 1)
-    edges = [(i, j) for i in range(16) for j in range(i + 1, 16)
-             if (j == i + 1 and j % 4 != 0) or j == i + 4]
+    edges = [
+        (i, j)
+        for i in range(16)
+        for j in range(i + 1, 16)
+        if (j == i + 1 and j % 4 != 0) or j == i + 4
+    ]
     products = np.array([states[:, i] * states[:, j] for i, j in edges]).T
     x = np.random.default_rng(3).integers(0, 2, 24)
 
@@ -130,10 +155,16 @@ def test_ising_other_seeds_are_reproducible_without_known_optimum():
     assert Ising(7270, lam=0.5).optimal_value is None
 
 
-@pytest.mark.parametrize("kwargs, match", [({"lam": -0.1}, "lam"), ({"lam": float("nan")}, "lam"),
-                                           ({"instance": -3}, "instance"),
-                                           ({"instance": 1.5}, "instance"),
-                                           ({"instance": 2**32}, r"instance.*\[0, 2\*\*32 - 1\]")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lam": -0.1}, "lam"),
+        ({"lam": float("nan")}, "lam"),
+        ({"instance": -3}, "instance"),
+        ({"instance": 1.5}, "instance"),
+        ({"instance": 2**32}, r"instance.*\[0, 2\*\*32 - 1\]"),
+    ],
+)
 def test_bad_parameters(kwargs, match):
     for cls in (Ising, Contamination):
         with pytest.raises(ValueError, match=match):
@@ -150,12 +181,13 @@ def test_infeasible_points():
 # -- Contamination ----------------------------------------------------------------------------
 def test_contamination_first_draws():
     problem = Contamination(7270)
-    assert problem.initial_fraction[:3] == pytest.approx([0.047384, 0.027345, 0.050987],
-                                                         abs=1e-6)
-    assert problem.contamination_rate[0, :3] == pytest.approx([0.203062, 0.116316, 0.254248],
-                                                              abs=1e-6)
-    assert problem.restoration_rate[0, :3] == pytest.approx([0.996646, 0.951910, 0.998604],
-                                                            abs=1e-6)
+    assert problem.initial_fraction[:3] == pytest.approx([0.047384, 0.027345, 0.050987], abs=1e-6)
+    assert problem.contamination_rate[0, :3] == pytest.approx(
+        [0.203062, 0.116316, 0.254248], abs=1e-6
+    )
+    assert problem.restoration_rate[0, :3] == pytest.approx(
+        [0.996646, 0.951910, 0.998604], abs=1e-6
+    )
 
 
 def test_contamination_reference_values():
@@ -164,8 +196,17 @@ def test_contamination_reference_values():
     assert Contamination(7270, lam=0.0)([1] * 25) == pytest.approx(23.76, abs=1e-12)
     assert Contamination(7270, lam=0.01)([1] * 25) == pytest.approx(24.01, abs=1e-12)
     assert Contamination(7270, lam=0.01)([1, 0] * 12 + [1]) == pytest.approx(22.62, abs=1e-12)
-    f0 = {5390: 23.12, 5734: 23.35, 466: 23.33, 5578: 23.13, 1685: 23.33, 6949: 23.35,
-          5311: 23.27, 6420: 23.19, 4555: 23.19}
+    f0 = {
+        5390: 23.12,
+        5734: 23.35,
+        466: 23.33,
+        5578: 23.13,
+        1685: 23.33,
+        6949: 23.35,
+        5311: 23.27,
+        6420: 23.19,
+        4555: 23.19,
+    }
     for seed, value in f0.items():
         assert Contamination(seed)([0] * 25) == pytest.approx(value, abs=1e-12)
 
@@ -210,6 +251,9 @@ def test_contamination_instances():
 def test_registry_defaults():
     ising, contamination = get_problem("ising"), get_problem("contamination")
     assert (ising.instance, ising.lam, ising.space.n_dims) == (7270, 0.01, 24)
-    assert (contamination.instance, contamination.lam, contamination.space.n_dims) == (7270, 0.01,
-                                                                                      25)
+    assert (contamination.instance, contamination.lam, contamination.space.n_dims) == (
+        7270,
+        0.01,
+        25,
+    )
     assert get_problem("ising", instance=466, lam=1e-4).optimal_value == 0.0022009083

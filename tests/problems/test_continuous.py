@@ -30,13 +30,16 @@ def test_test_vectors(name, point, value):
     assert get_problem(name)(point) == pytest.approx(value, rel=1e-10, abs=1e-20)
 
 
-@pytest.mark.parametrize("name, dim, low, high, f_star", [
-    ("ackley_4", 4, -32.768, 32.768, 0.0),
-    ("bohachevsky", 2, -100.0, 100.0, 0.0),
-    ("hartmann6", 6, 0.0, 1.0, -3.32236801141551),
-    ("michalewicz_2", 2, 0.0, math.pi, -1.8013034100985534),
-    ("rosenbrock_4", 4, -2.048, 2.048, 0.0),
-])
+@pytest.mark.parametrize(
+    "name, dim, low, high, f_star",
+    [
+        ("ackley_4", 4, -32.768, 32.768, 0.0),
+        ("bohachevsky", 2, -100.0, 100.0, 0.0),
+        ("hartmann6", 6, 0.0, 1.0, -3.32236801141551),
+        ("michalewicz_2", 2, 0.0, math.pi, -1.8013034100985534),
+        ("rosenbrock_4", 4, -2.048, 2.048, 0.0),
+    ],
+)
 def test_domain_and_optimum(name, dim, low, high, f_star):
     problem = get_problem(name)
     assert problem.space.n_dims == dim
@@ -62,8 +65,7 @@ def test_branin_three_minimizers():
 
 def test_optimum_is_a_lower_bound_on_random_points():
     rng = np.random.default_rng(0)
-    for name in ("ackley_4", "bohachevsky", "branin", "hartmann6", "michalewicz_2",
-                 "rosenbrock_4"):
+    for name in ("ackley_4", "bohachevsky", "branin", "hartmann6", "michalewicz_2", "rosenbrock_4"):
         problem = get_problem(name)
         values = [problem(x) for x in problem.space.sample(200, rng)]
         assert min(values) > problem.optimal_value

@@ -29,8 +29,11 @@ def test_synthetic_problems_are_the_plain_functions_at_max_budget():
 
 def test_mf_branin_low_fidelity_follows_the_shifted_constants():
     x = [1.0, 2.0]
-    b, c, t = 5.1 / (4 * math.pi**2) - 0.1 * (26 / 27), 5 / math.pi - 0.1 * (26 / 27), (
-        1 / (8 * math.pi) + 0.05 * (26 / 27))
+    b, c, t = (
+        5.1 / (4 * math.pi**2) - 0.1 * (26 / 27),
+        5 / math.pi - 0.1 * (26 / 27),
+        (1 / (8 * math.pi) + 0.05 * (26 / 27)),
+    )
     expected = (2.0 - b + c - 6.0) ** 2 + 10 * (1 - t) * math.cos(1.0) + 10
     assert MFBranin()(x, 1) == pytest.approx(expected)
 
@@ -42,19 +45,34 @@ def test_a_budget_outside_the_range_is_refused(budget):
 
 
 def test_the_registry_names_every_problem():
-    assert sorted(MULTIFIDELITY_PROBLEMS) == ["mf_branin", "mf_hartmann6", "mf_hgb_cancer",
-                                              "mf_mlp_digits", "mf_svc_digits"]
+    assert sorted(MULTIFIDELITY_PROBLEMS) == [
+        "mf_branin",
+        "mf_hartmann6",
+        "mf_hgb_cancer",
+        "mf_mlp_digits",
+        "mf_svc_digits",
+    ]
     with pytest.raises(ValueError, match="name must be one of"):
         get_multifidelity_problem("branin")
 
 
-@pytest.mark.parametrize("problem, x", [
-    (HGBCancer(), {"learning_rate": 0.1, "max_leaf_nodes": 16, "min_samples_leaf": 10,
-                   "l2_regularization": 1e-3, "max_features": 0.5}),
-    (MLPDigits(), {"hidden": 64, "learning_rate_init": 1e-3, "alpha": 1e-4,
-                   "batch_size": 64}),
-    (SVCDigits(), {"C": 10.0, "gamma": 0.01}),
-])
+@pytest.mark.parametrize(
+    "problem, x",
+    [
+        (
+            HGBCancer(),
+            {
+                "learning_rate": 0.1,
+                "max_leaf_nodes": 16,
+                "min_samples_leaf": 10,
+                "l2_regularization": 1e-3,
+                "max_features": 0.5,
+            },
+        ),
+        (MLPDigits(), {"hidden": 64, "learning_rate_init": 1e-3, "alpha": 1e-4, "batch_size": 64}),
+        (SVCDigits(), {"C": 10.0, "gamma": 0.01}),
+    ],
+)
 def test_learning_problems_are_deterministic_and_improve_with_the_budget(problem, x):
     low, high = problem(x, problem.min_budget), problem(x, problem.max_budget / 3)
     assert problem(x, problem.max_budget / 3) == high  # seeded model, fixed split

@@ -77,7 +77,8 @@ def test_styblinski_tang_minimizer_is_the_root_of_the_derivative():
     root = min(np.roots([4.0, 0.0, -32.0, 5.0]).real)
     assert root == pytest.approx(-2.903534027771177, abs=1e-14)
     assert get_problem("styblinski_tang_5").optimal_value == pytest.approx(
-        2.5 * (root**4 - 16 * root**2 + 5 * root), rel=1e-14)
+        2.5 * (root**4 - 16 * root**2 + 5 * root), rel=1e-14
+    )
 
 
 @pytest.mark.parametrize("name", NEW)
@@ -95,28 +96,34 @@ def test_no_random_point_is_below_the_optimum(name):
 # -- independent values ---------------------------------------------------------------------
 # Written with mpmath, term by term, with the constants typed again in another layout.
 
+
 def _mp_hartmann3(x):
     c = [1, "1.2", 3, "3.2"]
     a_columns = [[3, "0.1", 3, "0.1"], [10, 10, 10, 10], [30, 35, 30, 35]]
-    p_columns = [["0.3689", "0.4699", "0.1091", "0.03815"],
-                 ["0.117", "0.4387", "0.8732", "0.5743"],
-                 ["0.2673", "0.747", "0.5547", "0.8828"]]
+    p_columns = [
+        ["0.3689", "0.4699", "0.1091", "0.03815"],
+        ["0.117", "0.4387", "0.8732", "0.5743"],
+        ["0.2673", "0.747", "0.5547", "0.8828"],
+    ]
     total = mpmath.mpf(0)
     for i in range(4):
         exponent = mpmath.mpf(0)
         for j in range(3):
-            exponent += mpmath.mpf(a_columns[j][i]) * (mpmath.mpf(x[j])
-                                                        - mpmath.mpf(p_columns[j][i])) ** 2
+            exponent += (
+                mpmath.mpf(a_columns[j][i]) * (mpmath.mpf(x[j]) - mpmath.mpf(p_columns[j][i])) ** 2
+            )
         total -= mpmath.mpf(c[i]) * mpmath.exp(-exponent)
     return total
 
 
 def _mp_shekel(x):
     # Shekel's C matrix as 4 rows over the 10 foxholes (7th column: 5, 5, 3, 3).
-    rows = [[4, 1, 8, 6, 3, 2, 5, 8, 6, 7],
-            [4, 1, 8, 6, 7, 9, 5, 1, 2, "3.6"],
-            [4, 1, 8, 6, 3, 2, 3, 8, 6, 7],
-            [4, 1, 8, 6, 7, 9, 3, 1, 2, "3.6"]]
+    rows = [
+        [4, 1, 8, 6, 3, 2, 5, 8, 6, 7],
+        [4, 1, 8, 6, 7, 9, 5, 1, 2, "3.6"],
+        [4, 1, 8, 6, 3, 2, 3, 8, 6, 7],
+        [4, 1, 8, 6, 7, 9, 3, 1, 2, "3.6"],
+    ]
     beta = [1, 2, 2, 4, 4, 6, 3, 7, 5, 5]
     total = mpmath.mpf(0)
     for i in range(10):
@@ -136,18 +143,21 @@ def _mp_levy(x):
 
 
 def _mp_rastrigin(x):
-    return 10 * len(x) + mpmath.fsum(mpmath.mpf(v) ** 2 - 10 * mpmath.cos(2 * mpmath.pi * v)
-                                     for v in x)
+    return 10 * len(x) + mpmath.fsum(
+        mpmath.mpf(v) ** 2 - 10 * mpmath.cos(2 * mpmath.pi * v) for v in x
+    )
 
 
 def _mp_schwefel(x):
     return mpmath.mpf("418.9829") * len(x) - mpmath.fsum(
-        v * mpmath.sin(mpmath.sqrt(abs(mpmath.mpf(v)))) for v in x)
+        v * mpmath.sin(mpmath.sqrt(abs(mpmath.mpf(v)))) for v in x
+    )
 
 
 def _mp_styblinski_tang(x):
-    return mpmath.fsum(mpmath.mpf(v) ** 4 / 2 - 8 * mpmath.mpf(v) ** 2 + mpmath.mpf(v) * 5 / 2
-                       for v in x)
+    return mpmath.fsum(
+        mpmath.mpf(v) ** 4 / 2 - 8 * mpmath.mpf(v) ** 2 + mpmath.mpf(v) * 5 / 2 for v in x
+    )
 
 
 INDEPENDENT = [
@@ -156,8 +166,7 @@ INDEPENDENT = [
     ("levy_6", _mp_levy, [[0.0] * 6, [-3.0, 2.5, 7.0, -9.9, 0.1, 4.2], [10.0] * 6]),
     ("rastrigin_4", _mp_rastrigin, [[0.5] * 4, [1.0, -2.0, 0.0, 0.5], [-5.12, 3.3, 0.7, 4.9]]),
     ("schwefel_4", _mp_schwefel, [[0.0] * 4, [-420.97, 100.0, 250.5, -500.0], [500.0] * 4]),
-    ("styblinski_tang_5", _mp_styblinski_tang, [[0.0] * 5, [1.0] * 5,
-                                                [-5.0, -2.9, 0.3, 2.7, 5.0]]),
+    ("styblinski_tang_5", _mp_styblinski_tang, [[0.0] * 5, [1.0] * 5, [-5.0, -2.9, 0.3, 2.7, 5.0]]),
 ]
 
 
@@ -179,16 +188,28 @@ def test_values_by_hand():
     assert get_problem("levy_6")([0.0] * 6) == pytest.approx(0.5 + middle + 0.125, abs=1e-12)
     # Shekel at the first foxhole's centre: 1 / c_1 = 10 plus the other nine terms.
     shekel = get_problem("shekel")
-    others = [(9 * 4, 0.2), (16 * 4, 0.2), (4 * 4, 0.4), (1 + 9 + 1 + 9, 0.4),
-              (4 + 25 + 4 + 25, 0.6), (1 + 1 + 1 + 1, 0.3), (16 + 9 + 16 + 9, 0.7),
-              (4 + 4 + 4 + 4, 0.5), (9 + 0.16 + 9 + 0.16, 0.5)]
+    others = [
+        (9 * 4, 0.2),
+        (16 * 4, 0.2),
+        (4 * 4, 0.4),
+        (1 + 9 + 1 + 9, 0.4),
+        (4 + 25 + 4 + 25, 0.6),
+        (1 + 1 + 1 + 1, 0.3),
+        (16 + 9 + 16 + 9, 0.7),
+        (4 + 4 + 4 + 4, 0.5),
+        (9 + 0.16 + 9 + 0.16, 0.5),
+    ]
     expected = -(10.0 + sum(1 / (d2 + c) for d2, c in others))
     assert shekel([4.0] * 4) == pytest.approx(expected, abs=1e-12)
 
 
 # -- local minimization ---------------------------------------------------------------------
 STARTS = {  # offsets from the minimizer, inside the global minimum's basin
-    "hartmann3": 0.02, "shekel": 0.1, "levy_6": 0.05, "rastrigin_4": 0.1, "schwefel_4": 3.0,
+    "hartmann3": 0.02,
+    "shekel": 0.1,
+    "levy_6": 0.05,
+    "rastrigin_4": 0.1,
+    "schwefel_4": 3.0,
     "styblinski_tang_5": 0.2,
 }
 
@@ -201,9 +222,13 @@ def test_local_minimization_finds_nothing_lower(name):
     rng = np.random.default_rng(7)
     for _ in range(3):
         x0 = np.clip(x_star + rng.uniform(-1, 1, size=x_star.size) * STARTS[name], low, high)
-        result = minimize(problem.evaluate, x0, method="L-BFGS-B",
-                          bounds=[(low, high)] * x_star.size,
-                          options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500})
+        result = minimize(
+            problem.evaluate,
+            x0,
+            method="L-BFGS-B",
+            bounds=[(low, high)] * x_star.size,
+            options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500},
+        )
         assert result.fun >= problem.optimal_value - 1e-9
         assert result.fun <= problem.optimal_value + 1e-6  # it did reach the global well
         assert result.x == pytest.approx(x_star, abs=1e-2 * (high - low))
@@ -222,7 +247,8 @@ def test_problem_groups_unchanged():
     assert problem_groups() == {
         "continuous": PAPER,
         "binary": ["ising", "contamination"],
-        "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"]}
+        "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"],
+    }
 
 
 def test_continuous_all_is_the_twelve_continuous_functions():
@@ -232,8 +258,9 @@ def test_continuous_all_is_the_twelve_continuous_functions():
     assert {k: v for k, v in suites.items() if k not in extra} == problem_groups()
     assert suites["continuous_all"] == PAPER + NEW
     assert select_problems(["continuous_all"]) == PAPER + NEW
-    assert select_problems(["branin", "continuous_all", "binary"]) == \
-        ["branin"] + [n for n in PAPER + NEW if n != "branin"] + ["ising", "contamination"]
+    assert select_problems(["branin", "continuous_all", "binary"]) == ["branin"] + [
+        n for n in PAPER + NEW if n != "branin"
+    ] + ["ising", "contamination"]
 
 
 def test_treebo_list_shows_the_new_problems(capsys, monkeypatch):

@@ -14,10 +14,22 @@ from treebo.problems import (
 
 def test_every_registered_name_builds_a_problem():
     names = available_problems()
-    assert names[:6] == ["ackley_4", "bohachevsky", "branin", "hartmann6", "michalewicz_2",
-                         "rosenbrock_4"]
-    assert {"ising", "contamination", "automl", "automl_breast_cancer", "automl_digits",
-            "automl_wine"} <= set(names)
+    assert names[:6] == [
+        "ackley_4",
+        "bohachevsky",
+        "branin",
+        "hartmann6",
+        "michalewicz_2",
+        "rosenbrock_4",
+    ]
+    assert {
+        "ising",
+        "contamination",
+        "automl",
+        "automl_breast_cancer",
+        "automl_digits",
+        "automl_wine",
+    } <= set(names)
     for name in names:
         if name in ("automl", "automl_digits"):
             continue  # same class as automl_breast_cancer; digits is the slowest to load
@@ -37,10 +49,17 @@ def test_families():
 def test_groups_are_the_papers_problems_by_family():
     groups = problem_groups()
     assert groups == {
-        "continuous": ["ackley_4", "bohachevsky", "branin", "hartmann6", "michalewicz_2",
-                       "rosenbrock_4"],
+        "continuous": [
+            "ackley_4",
+            "bohachevsky",
+            "branin",
+            "hartmann6",
+            "michalewicz_2",
+            "rosenbrock_4",
+        ],
         "binary": ["ising", "contamination"],
-        "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"]}
+        "mixed": ["automl_breast_cancer", "automl_digits", "automl_wine"],
+    }
     assert all(problem_family(n) == family for family, names in groups.items() for n in names)
 
 

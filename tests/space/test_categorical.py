@@ -1,11 +1,11 @@
 """Categorical and Binary: encodings of labels."""
 
-
 import numpy as np
 
 from treebo.space import Binary, Categorical, Space
 
 # -- encodings -----------------------------------------------------------------------------
+
 
 def test_categorical_gives_back_values_of_any_hashable_type():
     cats = ["adam", 3, None, ("a", 1), float]

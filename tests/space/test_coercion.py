@@ -13,33 +13,70 @@ from hypothesis import strategies as st
 from treebo import Optimizer
 from treebo.space import Binary, Categorical, Integer, Real, Space
 
-MIXED = Space([Real(0, 1, name="x"), Integer(0, 3, name="n"), Categorical(["a", "b"], name="c"),
-               Binary(name="b")])
+MIXED = Space(
+    [
+        Real(0, 1, name="x"),
+        Integer(0, 3, name="n"),
+        Categorical(["a", "b"], name="c"),
+        Binary(name="b"),
+    ]
+)
 
 REAL_TAKES = "a Real dimension takes an int or float"
 
 INTEGER_TAKES = "an Integer dimension takes an int"
 
+
 @pytest.mark.fault
-@pytest.mark.parametrize("point, message", [
-    (["0.5", 2, "a", 1], f"dimension 'x': value '0.5' is a string, not a number; {REAL_TAKES}"),
-    ([b"0.5", 2, "a", 1], "dimension 'x': value b'0.5' is a string, not a number"),
-    ([np.str_("0.5"), 2, "a", 1], r"dimension 'x': value np.str_\('0.5'\) is a string"),
-    ([0.5, "2", "a", 1], f"dimension 'n': value '2' is a string, not a number; {INTEGER_TAKES}"),
-    ([0.5, 2, "a", "1"], "dimension 'b': value '1' is a string, not a number; a Binary dimension "
-                         "takes 0, 1, False or True"),
-    ([True, 2, "a", 1], f"dimension 'x': value True is a bool, not a number; {REAL_TAKES}"),
-    ([0.5, False, "a", 1], f"dimension 'n': value False is a bool, not a number; {INTEGER_TAKES}"),
-    ([0.5, np.bool_(True), "a", 1], "dimension 'n': value np.True_ is a bool, not a number"),
-    ([np.array(True), 2, "a", 1], r"dimension 'x': value array\(True\) is a bool"),
-    ([[0.5], 2, "a", 1], r"dimension 'x': value \[0.5\] is a list, not a single number"),
-    ([0.5, (2,), "a", 1], r"dimension 'n': value \(2,\) is a tuple, not a single number"),
-    ([np.array([0.5]), 2, "a", 1], r"dimension 'x': value array\(\[0.5\]\) is an array of "
-                                   r"shape \(1,\), not a single number"),
-    ([None, 2, "a", 1], f"dimension 'x': value None is not a number; {REAL_TAKES}"),
-    ([0.5 + 0j, 2, "a", 1], r"dimension 'x': value \(0.5\+0j\) is not a real number"),
-], ids=["str", "bytes", "np.str_", "str-integer", "str-binary", "bool-real", "bool-integer",
-        "np.bool_-integer", "0d-bool-real", "list", "tuple", "1d-array", "None", "complex"])
+@pytest.mark.parametrize(
+    "point, message",
+    [
+        (["0.5", 2, "a", 1], f"dimension 'x': value '0.5' is a string, not a number; {REAL_TAKES}"),
+        ([b"0.5", 2, "a", 1], "dimension 'x': value b'0.5' is a string, not a number"),
+        ([np.str_("0.5"), 2, "a", 1], r"dimension 'x': value np.str_\('0.5'\) is a string"),
+        (
+            [0.5, "2", "a", 1],
+            f"dimension 'n': value '2' is a string, not a number; {INTEGER_TAKES}",
+        ),
+        (
+            [0.5, 2, "a", "1"],
+            "dimension 'b': value '1' is a string, not a number; a Binary dimension "
+            "takes 0, 1, False or True",
+        ),
+        ([True, 2, "a", 1], f"dimension 'x': value True is a bool, not a number; {REAL_TAKES}"),
+        (
+            [0.5, False, "a", 1],
+            f"dimension 'n': value False is a bool, not a number; {INTEGER_TAKES}",
+        ),
+        ([0.5, np.bool_(True), "a", 1], "dimension 'n': value np.True_ is a bool, not a number"),
+        ([np.array(True), 2, "a", 1], r"dimension 'x': value array\(True\) is a bool"),
+        ([[0.5], 2, "a", 1], r"dimension 'x': value \[0.5\] is a list, not a single number"),
+        ([0.5, (2,), "a", 1], r"dimension 'n': value \(2,\) is a tuple, not a single number"),
+        (
+            [np.array([0.5]), 2, "a", 1],
+            r"dimension 'x': value array\(\[0.5\]\) is an array of "
+            r"shape \(1,\), not a single number",
+        ),
+        ([None, 2, "a", 1], f"dimension 'x': value None is not a number; {REAL_TAKES}"),
+        ([0.5 + 0j, 2, "a", 1], r"dimension 'x': value \(0.5\+0j\) is not a real number"),
+    ],
+    ids=[
+        "str",
+        "bytes",
+        "np.str_",
+        "str-integer",
+        "str-binary",
+        "bool-real",
+        "bool-integer",
+        "np.bool_-integer",
+        "0d-bool-real",
+        "list",
+        "tuple",
+        "1d-array",
+        "None",
+        "complex",
+    ],
+)
 def test_garbage_point_values_are_refused_naming_the_dimension(point, message):
     with pytest.raises(ValueError, match=message):
         MIXED.encode([point])
@@ -64,6 +101,7 @@ def test_tell_refuses_garbage_and_records_nothing(x):
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
+
 def _unwrap(value):
     return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
@@ -86,14 +124,26 @@ def _as_types(value, dim_kind):
 
 
 garbage = st.one_of(
-    st.text(max_size=3), st.binary(max_size=2), st.booleans(), st.none(),
+    st.text(max_size=3),
+    st.binary(max_size=2),
+    st.booleans(),
+    st.none(),
     st.sampled_from([np.str_("0.5"), np.bool_(True), np.array(False), 0.5 + 0j, object(), {}]),
-    st.lists(finite, max_size=2), finite.map(lambda v: np.array([v])))
+    st.lists(finite, max_size=2),
+    finite.map(lambda v: np.array([v])),
+)
 
 any_number = st.one_of(
-    st.floats(), st.integers(-2**60, 2**60), st.sampled_from([10**30, -10**400, 2**49, 2**53]),
-    st.decimals(), st.fractions(), finite.map(np.float64), st.integers(-10**6, 10**6).map(np.int64),
-    finite.map(np.array))
+    st.floats(),
+    st.integers(-(2**60), 2**60),
+    st.sampled_from([10**30, -(10**400), 2**49, 2**53]),
+    st.decimals(),
+    st.fractions(),
+    finite.map(np.float64),
+    st.integers(-(10**6), 10**6).map(np.int64),
+    finite.map(np.array),
+)
+
 
 @st.composite
 def fuzzed_dimension_specs(draw):
@@ -119,8 +169,9 @@ def test_fuzzed_input_is_refused_naming_the_dimension_or_round_trips(specs, data
     for i, (kind, low, high, log) in enumerate(specs):
         name = f"d{i}"
         try:
-            dims.append(Binary(name=name) if kind is Binary
-                        else kind(low, high, log=log, name=name))
+            dims.append(
+                Binary(name=name) if kind is Binary else kind(low, high, log=log, name=name)
+            )
         except (ValueError, TypeError) as error:
             assert f"dimension {name!r}: " in str(error)
             assert any(arg in str(error) for arg in ("low", "high", "log")), str(error)
@@ -154,7 +205,8 @@ def test_fuzzed_input_is_refused_naming_the_dimension_or_round_trips(specs, data
     for dim, given_value, back in zip(dims, point, space.decode(X)[0]):
         given_value = _unwrap(given_value)
         if isinstance(dim, Real):
-            assert math.isclose(float(given_value), back, rel_tol=1e-9,
-                                abs_tol=1e-9 * (dim.high - dim.low))
+            assert math.isclose(
+                float(given_value), back, rel_tol=1e-9, abs_tol=1e-9 * (dim.high - dim.low)
+            )
         else:
             assert back == given_value

@@ -7,18 +7,32 @@ import pytest
 from treebo.space import Binary, Categorical, Integer, Real, Space
 
 
-class Marker:   # a category without a literal repr
+class Marker:  # a category without a literal repr
     pass
 
 
-@pytest.mark.parametrize("space", [
-    Space({"model": Categorical(["svm", None, (1, 2)]),
-           "C": Real(1e-3, 10, "log-uniform", active_if={"model": "svm"}),
-           "n": Integer(1, 100, active_if={"model": [None, (1, 2)]}), "b": Binary(),
-           "deep": Binary(active_if={"n": [3, 4], "b": 1})}),
-    Space([Real(0, 1), Integer(-3, 3, log=False), Categorical([1.5, "a", True]),
-           Integer(1, 2**40, log=True)]),
-])
+@pytest.mark.parametrize(
+    "space",
+    [
+        Space(
+            {
+                "model": Categorical(["svm", None, (1, 2)]),
+                "C": Real(1e-3, 10, "log-uniform", active_if={"model": "svm"}),
+                "n": Integer(1, 100, active_if={"model": [None, (1, 2)]}),
+                "b": Binary(),
+                "deep": Binary(active_if={"n": [3, 4], "b": 1}),
+            }
+        ),
+        Space(
+            [
+                Real(0, 1),
+                Integer(-3, 3, log=False),
+                Categorical([1.5, "a", True]),
+                Integer(1, 2**40, log=True),
+            ]
+        ),
+    ],
+)
 @pytest.mark.parametrize("object_categories", ["raise", "repr"])
 def test_what_to_dict_writes_is_read_back_exactly(space, object_categories):
     description = json.loads(json.dumps(space.to_dict()))
@@ -28,23 +42,41 @@ def test_what_to_dict_writes_is_read_back_exactly(space, object_categories):
 
 
 def test_a_hand_written_description_gives_values_as_written_and_dict_points():
-    space = Space.from_dict({"dimensions": [
-        {"name": "kernel", "type": "Categorical", "categories": ["rbf", "poly", 3]},
-        {"name": "degree", "type": "Integer", "low": 2, "high": 5,
-         "active_if": {"kernel": ["poly", 3]}},
-        {"name": "C", "type": "Real", "low": 1e-3, "high": 100.0, "prior": "log-uniform"},
-        {"name": "shrinking", "type": "Binary"}]})
-    assert space == Space({"kernel": Categorical(["rbf", "poly", 3]),
-                           "degree": Integer(2, 5, active_if={"kernel": ["poly", 3]}),
-                           "C": Real(1e-3, 100.0, "log-uniform"), "shrinking": Binary()})
+    space = Space.from_dict(
+        {
+            "dimensions": [
+                {"name": "kernel", "type": "Categorical", "categories": ["rbf", "poly", 3]},
+                {
+                    "name": "degree",
+                    "type": "Integer",
+                    "low": 2,
+                    "high": 5,
+                    "active_if": {"kernel": ["poly", 3]},
+                },
+                {"name": "C", "type": "Real", "low": 1e-3, "high": 100.0, "prior": "log-uniform"},
+                {"name": "shrinking", "type": "Binary"},
+            ]
+        }
+    )
+    assert space == Space(
+        {
+            "kernel": Categorical(["rbf", "poly", 3]),
+            "degree": Integer(2, 5, active_if={"kernel": ["poly", 3]}),
+            "C": Real(1e-3, 100.0, "log-uniform"),
+            "shrinking": Binary(),
+        }
+    )
     # Written as themselves, not as reprs or indexes: "3" would be a category's repr.
     assert space.dimensions[0].categories == ("rbf", "poly", 3)
 
 
 def test_object_categories_raise_or_come_back_as_their_repr():
     description = Space([Categorical([Marker, "m", 2.5])]).to_dict()
-    with pytest.raises(ValueError, match=r"dimension 'x0': category \"<class .*Marker'>\" is "
-                                         "not the repr of a plain value"):
+    with pytest.raises(
+        ValueError,
+        match=r"dimension 'x0': category \"<class .*Marker'>\" is "
+        "not the repr of a plain value",
+    ):
         Space.from_dict(description)
     read = Space.from_dict(description, object_categories="repr")
     assert read.dimensions[0].categories == (repr(Marker), "m", 2.5)
@@ -57,32 +89,56 @@ def test_object_categories_raise_or_come_back_as_their_repr():
 
 
 def test_a_dumped_condition_is_read_as_the_parents_values():
-    space = Space({"k": Categorical(["a", "b", "c"]), "n": Integer(5, 9),
-                   "x": Real(0, 1, active_if={"k": ["c", "a"], "n": [7]})})
+    space = Space(
+        {
+            "k": Categorical(["a", "b", "c"]),
+            "n": Integer(5, 9),
+            "x": Real(0, 1, active_if={"k": ["c", "a"], "n": [7]}),
+        }
+    )
     description = space.to_dict()
     assert description["dimensions"][2]["active_if"] == {"k": [0, 2], "n": [7]}
     assert Space.from_dict(description).dimensions[2].active_if == {"k": ["a", "c"], "n": [7]}
 
 
-@pytest.mark.parametrize("description, message", [
-    ({"dimensions": []}, "non-empty list 'dimensions'"),
-    ({"dimensions": [{"type": "Real", "low": 0, "high": 1}]}, "dimension 0 needs a name"),
-    ({"dimensions": ["a"]}, "dimension 0 must be a table with name and type"),
-    ({"dimensions": [{"name": "a", "type": "Float"}]},
-     r"dimension 'a': type must be one of \['Binary', 'Categorical', 'Integer', 'Real'\], "
-     "got 'Float'"),
-    ({"dimensions": [{"name": "a", "type": "Real", "low": 0}]}, "dimension 'a': a Real needs high"),
-    ({"dimensions": [{"name": "a", "type": "Integer"}]}, "an Integer needs low and high"),
-    ({"dimensions": [{"name": "a", "type": "Real", "low": 0, "high": 1, "log": True}]},
-     r"unknown keys \['log'\] for a Real"),
-    ({"dimensions": [{"name": "a", "type": "Real", "low": 1, "high": 0}]},
-     "dimension 'a': low must be smaller than high"),
-    ({"dimensions": [{"name": "a", "type": "Categorical", "categories": "ab"}]},
-     "needs a list of categories"),
-    ({"dimensions": [{"name": "a", "type": "Binary"}], "dims": 1}, r"unknown keys \['dims'\]"),
-    ({"dimensions": [{"name": "a", "type": "Binary", "active_if": {"z": [1]}}],
-      "points_are_dicts": True}, "dimension 'a': active_if names 'z', which is not a dimension"),
-])
+@pytest.mark.parametrize(
+    "description, message",
+    [
+        ({"dimensions": []}, "non-empty list 'dimensions'"),
+        ({"dimensions": [{"type": "Real", "low": 0, "high": 1}]}, "dimension 0 needs a name"),
+        ({"dimensions": ["a"]}, "dimension 0 must be a table with name and type"),
+        (
+            {"dimensions": [{"name": "a", "type": "Float"}]},
+            r"dimension 'a': type must be one of \['Binary', 'Categorical', 'Integer', 'Real'\], "
+            "got 'Float'",
+        ),
+        (
+            {"dimensions": [{"name": "a", "type": "Real", "low": 0}]},
+            "dimension 'a': a Real needs high",
+        ),
+        ({"dimensions": [{"name": "a", "type": "Integer"}]}, "an Integer needs low and high"),
+        (
+            {"dimensions": [{"name": "a", "type": "Real", "low": 0, "high": 1, "log": True}]},
+            r"unknown keys \['log'\] for a Real",
+        ),
+        (
+            {"dimensions": [{"name": "a", "type": "Real", "low": 1, "high": 0}]},
+            "dimension 'a': low must be smaller than high",
+        ),
+        (
+            {"dimensions": [{"name": "a", "type": "Categorical", "categories": "ab"}]},
+            "needs a list of categories",
+        ),
+        ({"dimensions": [{"name": "a", "type": "Binary"}], "dims": 1}, r"unknown keys \['dims'\]"),
+        (
+            {
+                "dimensions": [{"name": "a", "type": "Binary", "active_if": {"z": [1]}}],
+                "points_are_dicts": True,
+            },
+            "dimension 'a': active_if names 'z', which is not a dimension",
+        ),
+    ],
+)
 def test_a_bad_description_names_the_entry(description, message):
     with pytest.raises(ValueError, match=message):
         Space.from_dict(description)

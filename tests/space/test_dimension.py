@@ -9,10 +9,15 @@ import pytest
 
 from treebo.space import Binary, Categorical, Dimension, Integer, Real
 
-KINDS = [Real(-2.0, 3.0, name="r"), Real(1e-3, 1e3, "log-uniform", name="lr"),
-         Integer(-5, 20, name="n"), Integer(1, 10**6, log=True, name="big"),
-         Categorical(["a", None, (1, "t"), 2.5, True], name="c"), Categorical(["only"], name="one"),
-         Binary(name="b")]
+KINDS = [
+    Real(-2.0, 3.0, name="r"),
+    Real(1e-3, 1e3, "log-uniform", name="lr"),
+    Integer(-5, 20, name="n"),
+    Integer(1, 10**6, log=True, name="big"),
+    Categorical(["a", None, (1, "t"), 2.5, True], name="c"),
+    Categorical(["only"], name="one"),
+    Binary(name="b"),
+]
 IDS = ["real", "log-real", "integer", "log-integer", "categorical", "one-category", "binary"]
 
 
@@ -43,23 +48,25 @@ def test_numbers_stand_for_values_and_agree_with_the_encoding(dim):
     np.testing.assert_array_equal(dim.decode_numbers(X), np.array(numbers, dtype=float))
     # Unsnapped rows give the numbers of the values they decode to.
     U = rng.random((200, dim.n_columns))
-    np.testing.assert_array_equal(dim.decode_numbers(U),
-                                  [dim.to_number(v) for v in dim.decode(U)])
+    np.testing.assert_array_equal(dim.decode_numbers(U), [dim.to_number(v) for v in dim.decode(U)])
 
 
-@pytest.mark.parametrize("dim, number, message", [
-    (Real(0, 1), "0.5", r"'0.5' \(allowed: a number in \[0.0, 1.0\]\)"),
-    (Real(0, 1), math.nan, r"nan \(allowed: a number"),
-    (Real(0, 1), True, r"True \(allowed: a number"),
-    (Integer(1, 3), 4, r"4 \(allowed: an integer in \[1, 3\]\)"),
-    (Integer(1, 3), 2.0, r"2.0 \(allowed: an integer in \[1, 3\]\)"),
-    (Integer(1, 3), True, r"True \(allowed: an integer"),
-    (Categorical(["a", "b"]), 2, r"category index 2 \(allowed: an integer from 0 to 1\)"),
-    (Categorical(["a", "b"]), -1, "category index -1"),
-    (Categorical(["a", "b"]), "a", "category index 'a'"),
-    (Binary(), 2, r"2 \(allowed: an integer in \[0, 1\]\)"),
-    (Binary(), False, r"False \(allowed: an integer in \[0, 1\]\)"),
-])
+@pytest.mark.parametrize(
+    "dim, number, message",
+    [
+        (Real(0, 1), "0.5", r"'0.5' \(allowed: a number in \[0.0, 1.0\]\)"),
+        (Real(0, 1), math.nan, r"nan \(allowed: a number"),
+        (Real(0, 1), True, r"True \(allowed: a number"),
+        (Integer(1, 3), 4, r"4 \(allowed: an integer in \[1, 3\]\)"),
+        (Integer(1, 3), 2.0, r"2.0 \(allowed: an integer in \[1, 3\]\)"),
+        (Integer(1, 3), True, r"True \(allowed: an integer"),
+        (Categorical(["a", "b"]), 2, r"category index 2 \(allowed: an integer from 0 to 1\)"),
+        (Categorical(["a", "b"]), -1, "category index -1"),
+        (Categorical(["a", "b"]), "a", "category index 'a'"),
+        (Binary(), 2, r"2 \(allowed: an integer in \[0, 1\]\)"),
+        (Binary(), False, r"False \(allowed: an integer in \[0, 1\]\)"),
+    ],
+)
 def test_number_problem_refuses_what_to_number_never_writes(dim, number, message):
     problem = dim.number_problem(number)
     assert problem is not None and re.match(message, problem), problem
@@ -71,8 +78,9 @@ def test_evenly_spaced_values_cover_each_kind():
     np.testing.assert_array_equal(few.evenly_spaced(10), few.encode([1, 2, 3, 4]))
     many = Integer(0, 999)
     spread = many.decode(many.evenly_spaced(11))
-    assert spread == sorted(set(spread)) and len(spread) == 11 and spread[0] == 0 \
-        and spread[-1] == 999
+    assert (
+        spread == sorted(set(spread)) and len(spread) == 11 and spread[0] == 0 and spread[-1] == 999
+    )
     # Every label whatever n_points.
     np.testing.assert_array_equal(Categorical(list("abc")).evenly_spaced(2), np.eye(3))
     np.testing.assert_array_equal(Binary().evenly_spaced(1), [[0.0], [1.0]])

@@ -12,6 +12,7 @@ from treebo.space import Binary, Categorical, Integer, Real, Space
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
+
 @st.composite
 def real_dims(draw):
     low = draw(finite)
@@ -30,12 +31,20 @@ def integer_dims(draw):
     return Integer(low, high)
 
 
-categories = st.lists(st.one_of(st.text(max_size=5), st.integers(-5, 5), st.none(),
-                                st.tuples(st.integers(0, 3), st.text(max_size=2))),
-                      min_size=1, max_size=6, unique_by=lambda v: (type(v).__name__, v))
+categories = st.lists(
+    st.one_of(
+        st.text(max_size=5),
+        st.integers(-5, 5),
+        st.none(),
+        st.tuples(st.integers(0, 3), st.text(max_size=2)),
+    ),
+    min_size=1,
+    max_size=6,
+    unique_by=lambda v: (type(v).__name__, v),
+)
 
-dimensions = st.one_of(real_dims(), integer_dims(), categories.map(Categorical),
-                       st.just(Binary()))
+dimensions = st.one_of(real_dims(), integer_dims(), categories.map(Categorical), st.just(Binary()))
+
 
 @st.composite
 def spaces_and_points(draw):
@@ -53,6 +62,7 @@ def _same_value(a, b, dim):
 
 
 # -- round trips (property-based) ----------------------------------------------------------
+
 
 @settings(max_examples=200, deadline=None)
 @given(spaces_and_points())
@@ -81,14 +91,18 @@ def test_snap_is_encode_of_decode_and_idempotent(data):
     for j, dim in enumerate(space.dimensions):
         cols = space.columns_of(j)
         if isinstance(dim, Real):
-            lo, hi = ((math.log(dim.low), math.log(dim.high)) if dim.prior == "log-uniform"
-                      else (dim.low, dim.high))   # the encoded scale
+            lo, hi = (
+                (math.log(dim.low), math.log(dim.high))
+                if dim.prior == "log-uniform"
+                else (dim.low, dim.high)
+            )  # the encoded scale
             scale = max(abs(lo), abs(hi)) / (hi - lo)
             atol = 8 * np.finfo(float).eps * max(scale, 1.0)
             if dim.prior == "log-uniform":  # exp then log: relative error of x, in log units
                 atol += 8 * np.finfo(float).eps / (hi - lo)
-            np.testing.assert_allclose(snapped[:, cols], space.encode(space.decode(U))[:, cols],
-                                       rtol=0, atol=atol)
+            np.testing.assert_allclose(
+                snapped[:, cols], space.encode(space.decode(U))[:, cols], rtol=0, atol=atol
+            )
     discrete = [space.columns_of(j) for j, d in enumerate(space.dimensions) if d.is_discrete]
     for cols in discrete:
         np.testing.assert_array_equal(snapped[:, cols], space.encode(space.decode(U))[:, cols])
@@ -101,9 +115,16 @@ def test_snap_is_encode_of_decode_and_idempotent(data):
 def test_samples_follow_each_dimension_prior_and_reproduce_from_the_seed():
     # The distribution of 4,000 draws (encoding sampled points alone cannot
     # fail, since decoding clips).
-    space = Space([Real(-2.0, 3.0), Real(1e-3, 1e3, prior="log-uniform"), Integer(0, 9),
-                   Integer(1, 1000, prior="log-uniform"), Categorical(["a", "b", "c"]),
-                   Binary()])
+    space = Space(
+        [
+            Real(-2.0, 3.0),
+            Real(1e-3, 1e3, prior="log-uniform"),
+            Integer(0, 9),
+            Integer(1, 1000, prior="log-uniform"),
+            Categorical(["a", "b", "c"]),
+            Binary(),
+        ]
+    )
     points = space.sample(4000, random_state=3)
     assert points == space.sample(4000, random_state=3)
     assert points != space.sample(4000, random_state=4)
@@ -128,9 +149,15 @@ def test_samples_follow_each_dimension_prior_and_reproduce_from_the_seed():
 
 # -- points as lists and dicts -------------------------------------------------------------
 
+
 def test_dict_space_gives_dicts_and_names_columns():
-    space = Space({"lr": Real(1e-4, 1, log=True), "depth": Integer(1, 8),
-                   "kind": Categorical(["a", "b", "c"])})
+    space = Space(
+        {
+            "lr": Real(1e-4, 1, log=True),
+            "depth": Integer(1, 8),
+            "kind": Categorical(["a", "b", "c"]),
+        }
+    )
     assert space.names == ["lr", "depth", "kind"]
     assert space.n_columns == 5
     assert space.columns_of("kind") == slice(2, 5)
@@ -166,24 +193,36 @@ def test_sampling_is_reproducible_with_a_seed():
 
 
 def test_an_unconditional_space_encodes_snaps_and_describes_its_dimensions():
-    space = Space({"r": Real(0.0, 4.0), "n": Integer(1, 3), "k": Categorical(["a", "b"]),
-                   "f": Binary()})
+    space = Space(
+        {"r": Real(0.0, 4.0), "n": Integer(1, 3), "k": Categorical(["a", "b"]), "f": Binary()}
+    )
     assert not space.conditional
     assert all(d.active_if is None for d in space.dimensions)
-    assert space.to_dict() == {"dimensions": [
-        {"type": "Real", "name": "r", "low": 0.0, "high": 4.0, "prior": "uniform"},
-        {"type": "Integer", "name": "n", "low": 1, "high": 3, "prior": "uniform"},
-        {"type": "Categorical", "name": "k", "categories": ["'a'", "'b'"]},
-        {"type": "Binary", "name": "f"}], "points_are_dicts": True}
-    np.testing.assert_array_equal(space.encode([{"r": 1.0, "n": 2, "k": "b", "f": 1}]),
-                                  [[0.25, 0.5, 0.0, 1.0, 1.0]])
-    np.testing.assert_array_equal(space.snap([[1.5, 0.9, 0.3, 0.2, 0.4]]),
-                                  [[1.0, 5 / 6, 1.0, 0.0, 0.0]])
-    assert space.active_mask(np.zeros((2, 5))).all() and space.active_mask(np.zeros((2, 5))).shape \
-        == (2, 4)
+    assert space.to_dict() == {
+        "dimensions": [
+            {"type": "Real", "name": "r", "low": 0.0, "high": 4.0, "prior": "uniform"},
+            {"type": "Integer", "name": "n", "low": 1, "high": 3, "prior": "uniform"},
+            {"type": "Categorical", "name": "k", "categories": ["'a'", "'b'"]},
+            {"type": "Binary", "name": "f"},
+        ],
+        "points_are_dicts": True,
+    }
+    np.testing.assert_array_equal(
+        space.encode([{"r": 1.0, "n": 2, "k": "b", "f": 1}]), [[0.25, 0.5, 0.0, 1.0, 1.0]]
+    )
+    np.testing.assert_array_equal(
+        space.snap([[1.5, 0.9, 0.3, 0.2, 0.4]]), [[1.0, 5 / 6, 1.0, 0.0, 0.0]]
+    )
+    assert space.active_mask(np.zeros((2, 5))).all() and space.active_mask(
+        np.zeros((2, 5))
+    ).shape == (2, 4)
     assert space.point_to_json({"r": 1.0, "n": 2, "k": "b", "f": 1}) == [1.0, 2, 1, 1]
-    assert space.drop_inactive({"f": 1, "r": 1.0, "n": 2, "k": "b"}) == \
-        {"r": 1.0, "n": 2, "k": "b", "f": 1}
+    assert space.drop_inactive({"f": 1, "r": 1.0, "n": 2, "k": "b"}) == {
+        "r": 1.0,
+        "n": 2,
+        "k": "b",
+        "f": 1,
+    }
     grid = Space([Integer(0, 1), Categorical(["a", "b"])]).grid()
     np.testing.assert_array_equal(grid, [[0.25, 1, 0], [0.25, 0, 1], [0.75, 1, 0], [0.75, 0, 1]])
     assert repr(Integer(0, 1)) == "Integer(0, 1)" and repr(Binary()) == "Binary()"
@@ -191,39 +230,50 @@ def test_an_unconditional_space_encodes_snaps_and_describes_its_dimensions():
 
 # -- errors --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: Real(1, 1, name="lr"), "dimension 'lr': low must be smaller than high"),
-    (lambda: Real(0, math.inf, name="lr"), "dimension 'lr': high must be finite"),
-    (lambda: Real(0, 1, prior="log-uniform", name="lr"), "dimension 'lr': a log-uniform prior"),
-    (lambda: Real(0, 1, prior="normal", name="lr"), "dimension 'lr': prior must be one of"),
-    (lambda: Real(1, 2, prior="uniform", log=True, name="lr"), "contradicts"),
-    (lambda: Real("a", 2, name="lr"), "dimension 'lr': low must be a number"),
-    (lambda: Integer(0, 2.5, name="depth"), "dimension 'depth': high must be an integer"),
-    (lambda: Integer(3, 3, name="depth"), "dimension 'depth': low must be smaller"),
-    (lambda: Integer(0, 5, log=True, name="depth"), "needs low >= 1"),
-    (lambda: Categorical([], name="kind"), "dimension 'kind': categories must not be empty"),
-    (lambda: Categorical(["a", "a"], name="kind"), "dimension 'kind': category 'a' appears twice"),
-    (lambda: Categorical([[1], [2]], name="kind"), "is not hashable"),
-    (lambda: Categorical("abc", name="kind"), "categories must be a list"),
-    (lambda: Space([]), "must not be empty"),
-    (lambda: Space([Real(0, 1, name="a"), Real(0, 1, name="a")]), "repeated: \\['a'\\]"),
-    (lambda: Space({"a": Real(0, 1, name="b")}), "names must agree"),
-    (lambda: Space([object()]), "dimension 'x0': cannot make a dimension"),
-])
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: Real(1, 1, name="lr"), "dimension 'lr': low must be smaller than high"),
+        (lambda: Real(0, math.inf, name="lr"), "dimension 'lr': high must be finite"),
+        (lambda: Real(0, 1, prior="log-uniform", name="lr"), "dimension 'lr': a log-uniform prior"),
+        (lambda: Real(0, 1, prior="normal", name="lr"), "dimension 'lr': prior must be one of"),
+        (lambda: Real(1, 2, prior="uniform", log=True, name="lr"), "contradicts"),
+        (lambda: Real("a", 2, name="lr"), "dimension 'lr': low must be a number"),
+        (lambda: Integer(0, 2.5, name="depth"), "dimension 'depth': high must be an integer"),
+        (lambda: Integer(3, 3, name="depth"), "dimension 'depth': low must be smaller"),
+        (lambda: Integer(0, 5, log=True, name="depth"), "needs low >= 1"),
+        (lambda: Categorical([], name="kind"), "dimension 'kind': categories must not be empty"),
+        (
+            lambda: Categorical(["a", "a"], name="kind"),
+            "dimension 'kind': category 'a' appears twice",
+        ),
+        (lambda: Categorical([[1], [2]], name="kind"), "is not hashable"),
+        (lambda: Categorical("abc", name="kind"), "categories must be a list"),
+        (lambda: Space([]), "must not be empty"),
+        (lambda: Space([Real(0, 1, name="a"), Real(0, 1, name="a")]), "repeated: \\['a'\\]"),
+        (lambda: Space({"a": Real(0, 1, name="b")}), "names must agree"),
+        (lambda: Space([object()]), "dimension 'x0': cannot make a dimension"),
+    ],
+)
 def test_bad_definitions_raise_value_error_naming_the_dimension(make, message):
     with pytest.raises(ValueError, match=message):
         make()
 
 
-@pytest.mark.parametrize("point, message", [
-    ([2.0, 1, "a"], "dimension 'x': value 2.0 is outside"),
-    ([0.5, 1.5, "a"], "dimension 'n': value 1.5 is not an integer"),
-    ([0.5, 1, "z"], "dimension 'c': 'z' is not one of the categories"),
-    ([0.5, 1], "has 2 values; the space has 3"),
-])
+@pytest.mark.parametrize(
+    "point, message",
+    [
+        ([2.0, 1, "a"], "dimension 'x': value 2.0 is outside"),
+        ([0.5, 1.5, "a"], "dimension 'n': value 1.5 is not an integer"),
+        ([0.5, 1, "z"], "dimension 'c': 'z' is not one of the categories"),
+        ([0.5, 1], "has 2 values; the space has 3"),
+    ],
+)
 def test_infeasible_points_raise_value_error_naming_the_dimension(point, message):
-    space = Space([Real(0, 1, name="x"), Integer(0, 3, name="n"),
-                   Categorical(["a", "b"], name="c")])
+    space = Space(
+        [Real(0, 1, name="x"), Integer(0, 3, name="n"), Categorical(["a", "b"], name="c")]
+    )
     with pytest.raises(ValueError, match=message):
         space.encode([point])
 

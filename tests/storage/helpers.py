@@ -21,8 +21,12 @@ def flaky(x):
     return quadratic(x)
 
 
-MIXED = [Real(0.0, 1.0, name="r"), Categorical(["a", "b", "c"], name="c"),
-         Integer(1, 5, name="i"), Binary(name="b")]
+MIXED = [
+    Real(0.0, 1.0, name="r"),
+    Categorical(["a", "b", "c"], name="c"),
+    Integer(1, 5, name="i"),
+    Binary(name="b"),
+]
 
 
 def mixed_study(path, n_calls=6):

@@ -24,8 +24,13 @@ def test_a_different_space_surrogate_setting_or_seed_is_refused(tmp_path):
     with pytest.raises(StorageMismatchError, match="n_estimators"):
         Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=500)
     with pytest.raises(StorageMismatchError, match="n_candidates: stored 500, given 600"):
-        Optimizer(SPACE_2D, random_state=0, storage=db, n_candidates=600,
-                  surrogate_params={"n_estimators": 20})
+        Optimizer(
+            SPACE_2D,
+            random_state=0,
+            storage=db,
+            n_candidates=600,
+            surrogate_params={"n_estimators": 20},
+        )
     with pytest.raises(StorageMismatchError, match="random_state=0, given random_state=5"):
         Optimizer(SPACE_2D, random_state=5, storage=db, **FAST)
     # None of the refused openings changed or locked the study.
@@ -34,29 +39,46 @@ def test_a_different_space_surrogate_setting_or_seed_is_refused(tmp_path):
 
 
 _BAD_ROWS = {
-    "real out of range": ("UPDATE trials SET point = '[1000000000.0, 0, 1, 0]' WHERE "
-                          "status = 'pending'", r"'r' = 1000000000.0|outside"),
-    "category index -1": ("UPDATE trials SET point = '[0.5, -1, 1, 0]' WHERE number = 1",
-                          r"category index -1 \(allowed: an integer from 0 to 2\)"),
-    "too many values": ("UPDATE trials SET point = '[0.5, 0, 1, 0, 7]' WHERE number = 2",
-                        r"allowed: a list of 4 values"),
-    "text for a real": ("UPDATE trials SET point = '[\"x\", 0, 1, 0]' WHERE number = 0",
-                        r"'r' = 'x'"),
-    "binary 2": ("UPDATE trials SET point = '[0.5, 0, 1, 2]' WHERE number = 0",
-                 r"'b' = 2 \(allowed: an integer in \[0, 1\]\)"),
-    "text value": ("UPDATE trials SET value = 'abc' WHERE number = 3",
-                   r"value 'abc' of a complete trial"),
-    "value of a pending trial": ("UPDATE trials SET value = 1.5 WHERE status = 'pending'",
-                                 r"value 1.5 of a pending trial"),
-    "unknown status": ("UPDATE trials SET status = 'done' WHERE number = 0",
-                       r"status 'done'"),
-    "encoded point of another point": ("UPDATE trials SET x_encoded = "
-                                       "(SELECT x_encoded FROM trials WHERE number = 1) "
-                                       "WHERE number = 0", r"is not the encoding of point"),
-    "short encoded point": ("UPDATE trials SET x_encoded = x'0000' WHERE number = 0",
-                            r"buffer size must be a multiple"),
-    "text timing": ("UPDATE trials SET fit_time = 'slow' WHERE number = 4",
-                    r"fit_time 'slow'"),
+    "real out of range": (
+        "UPDATE trials SET point = '[1000000000.0, 0, 1, 0]' WHERE status = 'pending'",
+        r"'r' = 1000000000.0|outside",
+    ),
+    "category index -1": (
+        "UPDATE trials SET point = '[0.5, -1, 1, 0]' WHERE number = 1",
+        r"category index -1 \(allowed: an integer from 0 to 2\)",
+    ),
+    "too many values": (
+        "UPDATE trials SET point = '[0.5, 0, 1, 0, 7]' WHERE number = 2",
+        r"allowed: a list of 4 values",
+    ),
+    "text for a real": (
+        "UPDATE trials SET point = '[\"x\", 0, 1, 0]' WHERE number = 0",
+        r"'r' = 'x'",
+    ),
+    "binary 2": (
+        "UPDATE trials SET point = '[0.5, 0, 1, 2]' WHERE number = 0",
+        r"'b' = 2 \(allowed: an integer in \[0, 1\]\)",
+    ),
+    "text value": (
+        "UPDATE trials SET value = 'abc' WHERE number = 3",
+        r"value 'abc' of a complete trial",
+    ),
+    "value of a pending trial": (
+        "UPDATE trials SET value = 1.5 WHERE status = 'pending'",
+        r"value 1.5 of a pending trial",
+    ),
+    "unknown status": ("UPDATE trials SET status = 'done' WHERE number = 0", r"status 'done'"),
+    "encoded point of another point": (
+        "UPDATE trials SET x_encoded = "
+        "(SELECT x_encoded FROM trials WHERE number = 1) "
+        "WHERE number = 0",
+        r"is not the encoding of point",
+    ),
+    "short encoded point": (
+        "UPDATE trials SET x_encoded = x'0000' WHERE number = 0",
+        r"buffer size must be a multiple",
+    ),
+    "text timing": ("UPDATE trials SET fit_time = 'slow' WHERE number = 4", r"fit_time 'slow'"),
 }
 
 
@@ -70,8 +92,11 @@ def test_a_crafted_row_is_refused_with_the_study_the_trial_and_the_problem(tmp_p
     conn.execute("PRAGMA ignore_check_constraints = 1")  # the schema's CHECK on status
     conn.execute(statement)
     conn.close()
-    with pytest.raises(ValueError, match=rf"storage '.*s\.db' is damaged: trial \d+: .*"
-                                         rf"({problem})"):
+    with pytest.raises(
+        ValueError,
+        match=rf"storage '.*s\.db' is damaged: trial \d+: .*"
+        rf"({problem})",
+    ):
         Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST)
 
 
@@ -101,9 +126,13 @@ def test_a_space_with_frozenset_categories_resumes_under_any_hash_seed(tmp_path)
     db, source = tmp_path / "s.db", _HASHED_SPACE.format(root=str(ROOT))
     orders = set()
     for n_calls, hash_seed in enumerate(("1", "2", "3", "4"), start=3):
-        proc = subprocess.run([sys.executable, "-c", source, str(db), str(n_calls)],
-                              env={**os.environ, "PYTHONHASHSEED": hash_seed},
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", source, str(db), str(n_calls)],
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         orders.add(proc.stdout.strip().splitlines()[0])
     assert len(orders) > 1  # the seeds did give the set other orders
@@ -114,18 +143,34 @@ def test_equal_categories_are_described_alike_in_any_order():
     a = space_description(Space([Categorical([frozenset("abc"), ("x", frozenset({1, 2}))])]))
     b = space_description(Space([Categorical([frozenset("cba"), ("x", frozenset({2, 1}))])]))
     assert a == b
-    assert a["dimensions"][0]["categories"] == ["frozenset({'a', 'b', 'c'})",
-                                                "('x', frozenset({1, 2}))"]
+    assert a["dimensions"][0]["categories"] == [
+        "frozenset({'a', 'b', 'c'})",
+        "('x', frozenset({1, 2}))",
+    ]
 
 
 @pytest.mark.fault
 def test_a_dict_study_resumed_as_a_list_says_how_the_points_differ(tmp_path):
     db = tmp_path / "s.db"
-    minimize(lambda p: p["a"] ** 2, {"a": Real(0.0, 1.0)}, n_calls=3, n_initial_points=2,
-             random_state=0, storage=db, **FAST)
+    minimize(
+        lambda p: p["a"] ** 2,
+        {"a": Real(0.0, 1.0)},
+        n_calls=3,
+        n_initial_points=2,
+        random_state=0,
+        storage=db,
+        **FAST,
+    )
     with pytest.raises(StorageMismatchError) as caught:
-        minimize(lambda x: x[0] ** 2, [Real(0.0, 1.0, name="a")], n_calls=4,
-                 n_initial_points=2, random_state=0, storage=db, **FAST)
+        minimize(
+            lambda x: x[0] ** 2,
+            [Real(0.0, 1.0, name="a")],
+            n_calls=4,
+            n_initial_points=2,
+            random_state=0,
+            storage=db,
+            **FAST,
+        )
     lines = str(caught.value).splitlines()
     stored = next(line for line in lines if "stored:" in line)
     given = next(line for line in lines if "given:" in line)

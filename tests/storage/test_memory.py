@@ -1,6 +1,5 @@
 """InMemoryStorage: the default storage, and a resume within the process."""
 
-
 import pytest
 
 from treebo import Optimizer
@@ -34,6 +33,7 @@ def test_the_default_storage_is_in_memory_and_resumes_a_study_within_the_process
             opt.tell(x, quadratic(x))
     assert resumed.get_result().x_iters == straight.get_result().x_iters
     resumed.close()
-    with pytest.raises(StorageMismatchError, match="storage '<in memory>' holds a study run "
-                       "with other settings"):
+    with pytest.raises(
+        StorageMismatchError, match="storage '<in memory>' holds a study run with other settings"
+    ):
         Optimizer(SPACE_2D, random_state=4, storage=storage, n_candidates=400)

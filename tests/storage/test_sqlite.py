@@ -23,9 +23,12 @@ from .helpers import FAST, MIXED, ROOT, SPACE_2D, flaky, mixed_study, quadratic,
 
 
 def test_every_trial_is_stored_with_its_point_value_status_timings_and_seed(tmp_path):
-    space = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "depth": Integer(1, 6),
-             "model": Categorical([RandomForestClassifier, ExtraTreesClassifier, None]),
-             "flag": Binary()}
+    space = {
+        "lr": Real(1e-4, 1.0, prior="log-uniform"),
+        "depth": Integer(1, 6),
+        "model": Categorical([RandomForestClassifier, ExtraTreesClassifier, None]),
+        "flag": Binary(),
+    }
 
     def objective(p):
         if p["model"] is None:
@@ -56,8 +59,7 @@ def test_every_trial_is_stored_with_its_point_value_status_timings_and_seed(tmp_
             # The encoded point is stored as it was proposed: encoding the
             # decoded point again may differ in the last bit (log scale).
             assert trial.x_encoded.tobytes() == row["x_encoded"].tobytes()
-            np.testing.assert_allclose(trial.x_encoded, opt.space.encode([trial.x])[0],
-                                       rtol=1e-12)
+            np.testing.assert_allclose(trial.x_encoded, opt.space.encode([trial.x])[0], rtol=1e-12)
         assert opt.get_result().fun == res.fun
 
 
@@ -119,8 +121,9 @@ def test_pending_trials_of_a_dead_run_are_offered_again_or_failed(tmp_path):
     opt = Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db2, **FAST)
     a = opt.ask()
     opt.close()
-    with Optimizer(SPACE_2D, n_initial_points=2, random_state=0, storage=db2,
-                   resume_pending="fail", **FAST) as opt:
+    with Optimizer(
+        SPACE_2D, n_initial_points=2, random_state=0, storage=db2, resume_pending="fail", **FAST
+    ) as opt:
         assert opt.trials[0].status == "failed"
         assert "ended before telling its value" in opt.trials[0].error
         assert opt.ask() != a
@@ -240,7 +243,10 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_told_tr
     rows = read_study(db)["trials"]
     for number, (point, value, error) in told_at_kill[1].items():
         assert (rows[number]["point"], rows[number]["value"], rows[number]["error"]) == (
-            point, value, error)
+            point,
+            value,
+            error,
+        )
     told_points = [p for p, _, _ in told_at_kill[1].values()]
     assert not any(x in told_points for x in log_lines)
     assert len(told_points) + len(log_lines) == 16
@@ -258,17 +264,24 @@ def test_an_optimizer_with_a_storage_pickles_closed(tmp_path):
 
 
 @pytest.mark.fault
-@pytest.mark.parametrize("statement, listed", [
-    ("CREATE TRIGGER wipe AFTER INSERT ON trials BEGIN DELETE FROM trials; END",
-     "trigger 'wipe'"),
-    ("CREATE VIEW best AS SELECT * FROM trials", "view 'best'"),
-])
+@pytest.mark.parametrize(
+    "statement, listed",
+    [
+        (
+            "CREATE TRIGGER wipe AFTER INSERT ON trials BEGIN DELETE FROM trials; END",
+            "trigger 'wipe'",
+        ),
+        ("CREATE VIEW best AS SELECT * FROM trials", "view 'best'"),
+    ],
+)
 def test_a_study_file_with_a_trigger_or_view_is_not_opened(tmp_path, statement, listed):
     db = tmp_path / "s.db"
     mixed_study(db)
     run_sql(db, statement)
-    for open_it in (lambda: Optimizer(MIXED, random_state=0, storage=db, **FAST),
-                    lambda: read_study(db)):
+    for open_it in (
+        lambda: Optimizer(MIXED, random_state=0, storage=db, **FAST),
+        lambda: read_study(db),
+    ):
         with pytest.raises(ValueError, match=f"holds {listed}; a treebo study has no triggers"):
             open_it()
     # Nothing ran: the trials are all still there.
@@ -315,8 +328,9 @@ _CRASHER = textwrap.dedent("""
 def test_a_point_that_kills_the_process_is_failed_after_two_resumes(tmp_path):
     db, crash = tmp_path / "s.db", tmp_path / "crash.json"
     script = _CRASHER.format(root=str(ROOT), db=str(db), crash=str(crash))
-    codes = [subprocess.run([sys.executable, "-c", script], timeout=120).returncode
-             for _ in range(4)]
+    codes = [
+        subprocess.run([sys.executable, "-c", script], timeout=120).returncode for _ in range(4)
+    ]
     # The first run and the two resumes that offer the point again die on it;
     # the next resume records it as failed and finishes the run.
     assert codes == [-signal.SIGKILL] * 3 + [0]
@@ -329,9 +343,12 @@ def test_a_point_that_kills_the_process_is_failed_after_two_resumes(tmp_path):
 
 
 def test_a_conditional_study_resumes_with_the_proposals_of_an_uninterrupted_run(tmp_path):
-    space = {"model": Categorical(["a", "b"]), "x": Real(0.0, 1.0),
-             "depth": Integer(1, 8, active_if={"model": "b"}),
-             "rate": Real(1e-3, 1.0, prior="log-uniform", active_if={"model": "b"})}
+    space = {
+        "model": Categorical(["a", "b"]),
+        "x": Real(0.0, 1.0),
+        "depth": Integer(1, 8, active_if={"model": "b"}),
+        "rate": Real(1e-3, 1.0, prior="log-uniform", active_if={"model": "b"}),
+    }
 
     def objective(x):
         return x["x"] + (0.1 * x["depth"] * x["rate"] if x["model"] == "b" else 0.5)
@@ -374,21 +391,27 @@ def attempt(path):
 
 def _run_child(prefix, here, body, timeout=180):
     source = _CHILD_HEADER.format(root=str(ROOT), here=str(here)) + textwrap.dedent(body)
-    proc = subprocess.run([*prefix, sys.executable, "-c", source], capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.fault
 def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation(
-        user_dir, unprivileged_prefix):
-    report = _run_child(unprivileged_prefix, user_dir, """
+    user_dir, unprivileged_prefix
+):
+    report = _run_child(
+        unprivileged_prefix,
+        user_dir,
+        """
         make_study(os.path.join(HERE, "s.db"))
         os.chmod(HERE, 0o555)
         print(json.dumps({"existing": attempt(os.path.join(HERE, "s.db")),
                           "new": attempt(os.path.join(HERE, "new.db"))}))
-    """)
+    """,
+    )
     for case in ("existing", "new"):
         got = report[case]
         assert got["type"] == "StorageAccessError", got
@@ -402,19 +425,26 @@ def test_a_study_in_a_read_only_directory_is_named_as_such_before_any_evaluation
 
 
 @pytest.mark.fault
-def test_a_read_only_study_file_is_refused_when_opened_naming_the_file(user_dir,
-                                                                      unprivileged_prefix):
-    report = _run_child(unprivileged_prefix, user_dir, """
+def test_a_read_only_study_file_is_refused_when_opened_naming_the_file(
+    user_dir, unprivileged_prefix
+):
+    report = _run_child(
+        unprivileged_prefix,
+        user_dir,
+        """
         db = os.path.join(HERE, "s.db")
         make_study(db)
         os.chmod(db, 0o444)
         got = attempt(db)
         got["readable"] = len(__import__("treebo.storage").storage.read_study(db)["trials"])
         print(json.dumps(got))
-    """)
+    """,
+    )
     assert report["type"] == "StorageAccessError", report
-    assert f"storage '{user_dir / 's.db'}' cannot be written: the file is read-only" in (
-        report["message"])
+    assert (
+        f"storage '{user_dir / 's.db'}' cannot be written: the file is read-only"
+        in (report["message"])
+    )
     assert report["calls"] == 0 and report["readable"] == 3
 
 
@@ -422,19 +452,28 @@ def _full_disk_prefix(mount_point):
     """Run a child in its own user and mount namespace with a 256 KiB tmpfs at
     ``mount_point`` (a real file system that fills up), or skip."""
     import shutil
+
     unshare = shutil.which("unshare")
     probe = [unshare, "-Urm", "sh", "-c", f"mount -t tmpfs -o size=256k tmpfs {mount_point}"]
     if unshare is None or subprocess.run(probe, capture_output=True).returncode != 0:
         pytest.skip("cannot mount a small tmpfs in a user namespace (unshare -Urm) here")
-    return [unshare, "-Urm", "sh", "-c",
-            f'mount -t tmpfs -o size=256k tmpfs {mount_point} && exec "$0" "$@"']
+    return [
+        unshare,
+        "-Urm",
+        "sh",
+        "-c",
+        f'mount -t tmpfs -o size=256k tmpfs {mount_point} && exec "$0" "$@"',
+    ]
 
 
 @pytest.mark.fault
 def test_a_study_on_a_full_disk_is_named_full_not_damaged(tmp_path):
     mount = tmp_path / "disk"
     mount.mkdir()
-    report = _run_child(_full_disk_prefix(mount), mount, """
+    report = _run_child(
+        _full_disk_prefix(mount),
+        mount,
+        """
         db = os.path.join(HERE, "s.db")
         make_study(db)
         fd = os.open(os.path.join(HERE, "filler"), os.O_WRONLY | os.O_CREAT)
@@ -444,7 +483,8 @@ def test_a_study_on_a_full_disk_is_named_full_not_damaged(tmp_path):
         except OSError:
             pass
         print(json.dumps(attempt(db)))
-    """)
+    """,
+    )
     assert report["type"] == "StorageAccessError", report
     assert "s.db' cannot be written: the disk is full" in report["message"]
     assert "not a treebo study" not in report["message"] and report["calls"] == 0
@@ -465,21 +505,28 @@ def _foreign_study_table(path):
 
 
 @pytest.mark.fault
-@pytest.mark.parametrize("make, problem", [
-    (_foreign_database, r"it holds the table\(s\) \['customers'\]"),
-    (_foreign_study_table, r"its study table has the columns \['key', 'value', 'owner'\]"),
-])
-def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(tmp_path, make,
-                                                                            problem):
+@pytest.mark.parametrize(
+    "make, problem",
+    [
+        (_foreign_database, r"it holds the table\(s\) \['customers'\]"),
+        (_foreign_study_table, r"its study table has the columns \['key', 'value', 'owner'\]"),
+    ],
+)
+def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(
+    tmp_path, make, problem
+):
     db = tmp_path / "app.db"
     make(db)
     before = db.read_bytes()
     listing = sorted(p.name for p in tmp_path.iterdir())
-    for open_it in (lambda: Optimizer(SPACE_2D, random_state=0, storage=db, **FAST),
-                    lambda: minimize(quadratic, SPACE_2D, n_calls=3, storage=db, **FAST),
-                    lambda: read_study(db)):
-        with pytest.raises(StorageAccessError, match=f"is the SQLite database of another "
-                                                     f"application \\({problem}"):
+    for open_it in (
+        lambda: Optimizer(SPACE_2D, random_state=0, storage=db, **FAST),
+        lambda: minimize(quadratic, SPACE_2D, n_calls=3, storage=db, **FAST),
+        lambda: read_study(db),
+    ):
+        with pytest.raises(
+            StorageAccessError, match=f"is the SQLite database of another application \\({problem}"
+        ):
             open_it()
     assert db.read_bytes() == before
     # Not even a lock file or a journal was left beside it.
@@ -560,6 +607,8 @@ def test_ctrl_c_right_after_a_tells_commit_keeps_memory_and_file_in_step(tmp_pat
     opt.tell(y, quadratic(y))
     opt.close()
     rows = read_study(db)["trials"]
-    assert [(r["status"], r["value"]) for r in rows][:2] == [("complete", quadratic(x)),
-                                                            ("complete", 7.0)]
+    assert [(r["status"], r["value"]) for r in rows][:2] == [
+        ("complete", quadratic(x)),
+        ("complete", 7.0),
+    ]
     assert len(rows) == 3

@@ -10,9 +10,13 @@ import numpy as np
 
 from treebo import Binary, Categorical, Integer, Real
 
-WEIGHTS = np.random.default_rng(0).normal(size=12)     # the optimum of linear_bits is -3.260
-MIXED_SPACE = {"lr": Real(1e-4, 1.0, prior="log-uniform"), "layers": Integer(1, 4),
-               "activation": Categorical(["relu", "tanh", None]), "batchnorm": Binary()}
+WEIGHTS = np.random.default_rng(0).normal(size=12)  # the optimum of linear_bits is -3.260
+MIXED_SPACE = {
+    "lr": Real(1e-4, 1.0, prior="log-uniform"),
+    "layers": Integer(1, 4),
+    "activation": Categorical(["relu", "tanh", None]),
+    "batchnorm": Binary(),
+}
 SPHERE_SPACE = [Real(-1, 1)] * 3
 BITS_SPACE = [Binary()] * 12
 
@@ -27,5 +31,9 @@ def linear_bits(bits):
 
 def mixed(p):
     # Minimum 0 at lr = 0.01, 2 layers, relu, no batchnorm.
-    return ((math.log10(p["lr"]) + 2) ** 2 + abs(p["layers"] - 2)
-            + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]] + p["batchnorm"])
+    return (
+        (math.log10(p["lr"]) + 2) ** 2
+        + abs(p["layers"] - 2)
+        + {"relu": 0.0, "tanh": 0.5, None: 1.0}[p["activation"]]
+        + p["batchnorm"]
+    )

@@ -24,7 +24,7 @@ from .smbo_cases import (
 try:
     from treebo.surrogates import bart
     from treebo.surrogates.bart import BARTSurrogate
-except ImportError:     # without the [bart] extra only the missing-extra test runs
+except ImportError:  # without the [bart] extra only the missing-extra test runs
     bart = BARTSurrogate = None
 needs_stochtree = pytest.mark.skipif(bart is None, reason="needs stochtree (treebo[bart])")
 
@@ -129,7 +129,7 @@ def test_prediction_in_row_blocks_equals_one_block(monkeypatch):
     model = BARTSurrogate(n_trees=20, n_draws=16, random_state=0).fit(X, y)
     C = np.linspace(-0.2, 1.2, 301)[:, None]
     whole = model.predict_dist(C)
-    monkeypatch.setattr(bart, "_MAX_BLOCK_CELLS", 16 * 7)     # blocks of 7 rows
+    monkeypatch.setattr(bart, "_MAX_BLOCK_CELLS", 16 * 7)  # blocks of 7 rows
     blocks = model.predict_dist(C)
     for field in ("mean", "epistemic", "aleatoric"):
         np.testing.assert_allclose(getattr(blocks, field), getattr(whole, field), rtol=1e-12)
@@ -174,15 +174,18 @@ def test_pickle_round_trip_predicts_the_same():
     C = np.linspace(0, 1, 30)[:, None]
     np.testing.assert_array_equal(copy.predict_dist(C).mean, model.predict_dist(C).mean)
     np.testing.assert_array_equal(copy.predict_dist(C).variance, model.predict_dist(C).variance)
-    assert model.forests_ is not None     # pickling left the fitted model in place
+    assert model.forests_ is not None  # pickling left the fitted model in place
 
 
 @needs_stochtree
 def test_small_samples():
     rng = np.random.default_rng(0)
     # N <= 2: the no-split model, mean(y) with var(y) noise and var(y) / N epistemic.
-    p = BARTSurrogate().fit(np.array([[0.2], [0.8]]), np.array([1.0, 3.0])).predict_dist(
-        np.array([[0.5]]))
+    p = (
+        BARTSurrogate()
+        .fit(np.array([[0.2], [0.8]]), np.array([1.0, 3.0]))
+        .predict_dist(np.array([[0.5]]))
+    )
     np.testing.assert_allclose([p.mean[0], p.aleatoric[0], p.epistemic[0]], [2.0, 1.0, 0.5])
     # N = 3..10: the sampler runs with a smaller leaf minimum.
     for n in (3, 5, 10):
@@ -191,21 +194,26 @@ def test_small_samples():
         assert np.all(np.isfinite(p.variance)) and np.all(p.epistemic > 0)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(n_trees=0), r"'n_trees' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(n_draws=0), r"'n_draws' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(n_burnin=-1), r"'n_burnin' parameter .* must be an int in the range \[0, inf\)"),
-    (dict(thinning=0), r"'thinning' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(n_chains=0), r"'n_chains' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(n_gfr=2, n_chains=4), "n_gfr must be 0 or at least n_chains"),
-    (dict(k=0.0), r"'k' parameter .* must be a float in the range \(0.0, inf\)"),
-    (dict(alpha=1.0), r"'alpha' parameter .* must be a float in the range \(0.0, 1.0\)"),
-    (dict(beta=-1.0), r"'beta' parameter .* must be a float in the range \[0.0, inf\)"),
-    (dict(sigma_df=0), r"'sigma_df' parameter .* must be a float in the range \(0.0, inf\)"),
-    (dict(sigma_quantile=1.0),
-     r"'sigma_quantile' parameter .* must be a float in the range \(0.0, 1.0\)"),
-    (dict(min_samples_leaf=0), r"'min_samples_leaf' parameter .* must be an int in the range"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(n_trees=0), r"'n_trees' parameter .* must be an int in the range \[1, inf\)"),
+        (dict(n_draws=0), r"'n_draws' parameter .* must be an int in the range \[1, inf\)"),
+        (dict(n_burnin=-1), r"'n_burnin' parameter .* must be an int in the range \[0, inf\)"),
+        (dict(thinning=0), r"'thinning' parameter .* must be an int in the range \[1, inf\)"),
+        (dict(n_chains=0), r"'n_chains' parameter .* must be an int in the range \[1, inf\)"),
+        (dict(n_gfr=2, n_chains=4), "n_gfr must be 0 or at least n_chains"),
+        (dict(k=0.0), r"'k' parameter .* must be a float in the range \(0.0, inf\)"),
+        (dict(alpha=1.0), r"'alpha' parameter .* must be a float in the range \(0.0, 1.0\)"),
+        (dict(beta=-1.0), r"'beta' parameter .* must be a float in the range \[0.0, inf\)"),
+        (dict(sigma_df=0), r"'sigma_df' parameter .* must be a float in the range \(0.0, inf\)"),
+        (
+            dict(sigma_quantile=1.0),
+            r"'sigma_quantile' parameter .* must be a float in the range \(0.0, 1.0\)",
+        ),
+        (dict(min_samples_leaf=0), r"'min_samples_leaf' parameter .* must be an int in the range"),
+    ],
+)
 @needs_stochtree
 def test_bad_parameters_are_named(bad, message):
     X, y = _gap_data(0)
@@ -225,7 +233,7 @@ def test_missing_stochtree_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match="surrogate 'bart' needs an optional dependency"):
         surrogate_class("bart")
     monkeypatch.undo()
-    if bart is not None:    # the real module is back in place
+    if bart is not None:  # the real module is back in place
         assert importlib.import_module("treebo.surrogates.bart") is bart
 
 
@@ -237,15 +245,17 @@ def test_missing_stochtree_names_the_extra(monkeypatch):
 #   continuous 0.839->0.005 0.260->0.040 0.651->0.016 0.115->0.077
 #   binary     -1.589->-3.093 -0.561->-3.134 -2.424->-3.260 -1.416->-2.732
 #   mixed      1.294->0.002 1.191->0.009 2.010->0.022 2.007->1.002
-@pytest.mark.parametrize("func, space, bound", [
-    (sphere, SPHERE_SPACE, 0.12),
-    (linear_bits, BITS_SPACE, -2.6),
-    (mixed, MIXED_SPACE, 1.3),
-])
+@pytest.mark.parametrize(
+    "func, space, bound",
+    [
+        (sphere, SPHERE_SPACE, 0.12),
+        (linear_bits, BITS_SPACE, -2.6),
+        (mixed, MIXED_SPACE, 1.3),
+    ],
+)
 @needs_stochtree
 def test_minimize_beats_the_initial_design(func, space, bound):
-    res = minimize(func, space, n_calls=25, surrogate="bart", n_candidates=1000,
-                   random_state=13)
+    res = minimize(func, space, n_calls=25, surrogate="bart", n_candidates=1000, random_state=13)
     assert res.fun < min(res.func_vals[:5])
     assert res.fun < bound
 

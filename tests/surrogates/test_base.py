@@ -33,8 +33,9 @@ def test_streaming_and_two_pass_match_brute_force_mixture_moments():
         np.testing.assert_allclose(prediction.variance, variance, rtol=1e-10)
         np.testing.assert_allclose(prediction.epistemic, means.var(axis=0), rtol=1e-10)
         np.testing.assert_allclose(prediction.aleatoric, variances.mean(axis=0), rtol=1e-12)
-        np.testing.assert_allclose(prediction.epistemic + prediction.aleatoric,
-                                   prediction.variance, rtol=1e-12)
+        np.testing.assert_allclose(
+            prediction.epistemic + prediction.aleatoric, prediction.variance, rtol=1e-12
+        )
 
 
 def test_merged_accumulators_equal_one_accumulator():
@@ -46,8 +47,9 @@ def test_merged_accumulators_equal_one_accumulator():
         whole.add(m, v)
         (left if i < 7 else right).add(m, v)
     left.merge(right)
-    for a, b in zip((whole.result().mean, whole.result().variance),
-                    (left.result().mean, left.result().variance)):
+    for a, b in zip(
+        (whole.result().mean, whole.result().variance), (left.result().mean, left.result().variance)
+    ):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
@@ -65,8 +67,12 @@ def test_streaming_form_does_not_cancel_when_mean_dwarfs_spread():
 
 
 def test_prediction_std_and_errors():
-    p = Prediction(mean=np.zeros(2), variance=np.array([4.0, 9.0]),
-                   epistemic=np.array([4.0, 0.0]), aleatoric=np.array([0.0, 9.0]))
+    p = Prediction(
+        mean=np.zeros(2),
+        variance=np.array([4.0, 9.0]),
+        epistemic=np.array([4.0, 0.0]),
+        aleatoric=np.array([0.0, 9.0]),
+    )
     np.testing.assert_array_equal(p.std, [2.0, 3.0])
     with pytest.raises(ValueError, match="no members"):
         MixtureMoments(3).result()
@@ -136,8 +142,12 @@ class _ShiftedUnitNormal(Surrogate):
 
     def _predict_standardized(self, X):
         n = X.shape[0]
-        return Prediction(mean=np.full(n, 0.5), variance=np.full(n, 3.0),
-                          epistemic=np.ones(n), aleatoric=np.full(n, 2.0))
+        return Prediction(
+            mean=np.full(n, 0.5),
+            variance=np.full(n, 3.0),
+            epistemic=np.ones(n),
+            aleatoric=np.full(n, 2.0),
+        )
 
 
 class _Unseeded(_ShiftedUnitNormal):

@@ -8,15 +8,20 @@ from sklearn.utils.estimator_checks import check_estimator
 from treebo.surrogates import available_surrogates, make_surrogate, surrogate_class
 
 # Small settings keep scikit-learn's checks fast; the contract does not depend on them.
-FAST = {"rf": {"n_estimators": 10}, "ert": {"n_estimators": 10}, "bwo": {"n_estimators": 10},
-        "gp": {"n_restarts": 0}, "ngboost": {"n_estimators": 8, "learning_rate": 0.3},
-        "bart": {"n_trees": 10, "n_draws": 8, "n_burnin": 20, "n_chains": 2},
-        "mondrian": {"n_estimators": 10},
-        # SGLB means are averages of posterior samples: seeded so that the
-        # statistical contract checks (repeated rows) are deterministic.
-        "vsglb": {"n_estimators": 200, "random_state": 0},
-        "csglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0},
-        "cbsglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0}}
+FAST = {
+    "rf": {"n_estimators": 10},
+    "ert": {"n_estimators": 10},
+    "bwo": {"n_estimators": 10},
+    "gp": {"n_restarts": 0},
+    "ngboost": {"n_estimators": 8, "learning_rate": 0.3},
+    "bart": {"n_trees": 10, "n_draws": 8, "n_burnin": 20, "n_chains": 2},
+    "mondrian": {"n_estimators": 10},
+    # SGLB means are averages of posterior samples: seeded so that the
+    # statistical contract checks (repeated rows) are deterministic.
+    "vsglb": {"n_estimators": 200, "random_state": 0},
+    "csglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0},
+    "cbsglb": {"n_estimators": 200, "cycle_length": 20, "random_state": 0},
+}
 NAMES = available_surrogates()
 # Surrogates of an extra -> (the module it installs, the extra): skipped without it.
 OPTIONAL = {"ngboost": ("ngboost", "ngboost"), "bart": ("stochtree", "bart")}
@@ -31,15 +36,19 @@ def test_every_registered_surrogate_has_contract_settings():
 def _make(name, **extra):
     if name in OPTIONAL:
         module, extra_name = OPTIONAL[name]
-        pytest.importorskip(module, reason=f"surrogate {name!r} needs {module}: "
-                            f"pip install 'treebo[{extra_name}]'")
+        pytest.importorskip(
+            module, reason=f"surrogate {name!r} needs {module}: pip install 'treebo[{extra_name}]'"
+        )
     return make_surrogate(name, **{**FAST[name], **extra})
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_scikit_learn_estimator_checks(name):
-    failed = [(r["check_name"], r["exception"]) for r in check_estimator(_make(name), on_fail=None)
-              if r["status"] == "failed"]
+    failed = [
+        (r["check_name"], r["exception"])
+        for r in check_estimator(_make(name), on_fail=None)
+        if r["status"] == "failed"
+    ]
     assert failed == []
 
 
@@ -69,8 +78,11 @@ def test_clone_and_params_round_trip(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_row(name):
-    p = _make(name).fit(np.array([[0.2, 0.7]]), np.array([3.0])).predict_dist(
-        np.array([[0.2, 0.7], [0.9, 0.1]]))
+    p = (
+        _make(name)
+        .fit(np.array([[0.2, 0.7]]), np.array([3.0]))
+        .predict_dist(np.array([[0.2, 0.7], [0.9, 0.1]]))
+    )
     np.testing.assert_allclose(p.mean, 3.0, rtol=1e-6)
     assert np.all(np.isfinite(p.variance)) and np.all(p.variance >= 0)
 

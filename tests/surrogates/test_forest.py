@@ -122,10 +122,11 @@ def test_a_large_pool_predicts_bit_for_bit_as_its_small_slices(name):
     C = np.vstack([rng.random((4000, 4)), X[:5]])
     model = make_surrogate(name, random_state=2).fit(X, y)
     whole = model.predict_dist(C)
-    parts = [model.predict_dist(C[a:a + 1000]) for a in range(0, len(C), 1000)]
+    parts = [model.predict_dist(C[a : a + 1000]) for a in range(0, len(C), 1000)]
     for field in ("mean", "variance", "epistemic", "aleatoric"):
-        np.testing.assert_array_equal(getattr(whole, field),
-                                      np.concatenate([getattr(p, field) for p in parts]))
+        np.testing.assert_array_equal(
+            getattr(whole, field), np.concatenate([getattr(p, field) for p in parts])
+        )
     np.testing.assert_array_equal(whole.mean[-5:], model.predict(X[:5]))
 
 
@@ -137,17 +138,30 @@ def test_no_tree_copies_the_training_data():
     assert [t.tree_.weighted_n_node_samples[0] for t in forest.estimators_] == [20.0] * 3
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(min_leaf_variance=-1.0),
-     r"'min_leaf_variance' parameter .* must be a float in the range \[0.0, inf\)"),
-    (dict(oversampling=0.0),
-     r"'oversampling' parameter .* must be a float in the range \(0.0, inf\)"),
-    (dict(n_jobs=0), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\] or an "
-                     r"int in the range \[1, inf\)"),
-    # The trees' own parameters are checked before any tree is built.
-    (dict(max_features="all"), r"'max_features' parameter of BwOForestSurrogate must be"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            dict(n_estimators=0),
+            r"'n_estimators' parameter .* must be an int in the range \[1, inf\)",
+        ),
+        (
+            dict(min_leaf_variance=-1.0),
+            r"'min_leaf_variance' parameter .* must be a float in the range \[0.0, inf\)",
+        ),
+        (
+            dict(oversampling=0.0),
+            r"'oversampling' parameter .* must be a float in the range \(0.0, inf\)",
+        ),
+        (
+            dict(n_jobs=0),
+            r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\] or an "
+            r"int in the range \[1, inf\)",
+        ),
+        # The trees' own parameters are checked before any tree is built.
+        (dict(max_features="all"), r"'max_features' parameter of BwOForestSurrogate must be"),
+    ],
+)
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine_five()
     with pytest.raises(ValueError, match=message):
@@ -163,6 +177,9 @@ def test_random_forest_oversampling_draws_alpha_n_points_with_best_splits():
     over = RandomForestSurrogate(n_estimators=3, oversampling=4.0, random_state=0).fit(X, y)
     assert [t.tree_.weighted_n_node_samples[0] for t in plain.estimators_] == [5.0] * 3
     assert [t.tree_.weighted_n_node_samples[0] for t in over.estimators_] == [20.0] * 3
-    with pytest.raises(ValueError, match=r"'oversampling' parameter of RandomForestSurrogate must "
-                                         r"be a float in the range \(0.0, inf\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'oversampling' parameter of RandomForestSurrogate must "
+        r"be a float in the range \(0.0, inf\)",
+    ):
         RandomForestSurrogate(oversampling=-1.0).fit(X, y)

@@ -21,11 +21,14 @@ def _kernel_theta(signal, length_scale, noise):
     return kernel, kernel.theta
 
 
-@pytest.mark.parametrize("signal, length_scale, noise", [
-    (1.0, [0.5, 0.5, 0.5], 1e-3),
-    (0.3, [0.05, 2.0, 40.0], 1e-6),
-    (20.0, [0.2, 0.9, 0.01], 0.5),
-])
+@pytest.mark.parametrize(
+    "signal, length_scale, noise",
+    [
+        (1.0, [0.5, 0.5, 0.5], 1e-3),
+        (0.3, [0.05, 2.0, 40.0], 1e-6),
+        (20.0, [0.2, 0.9, 0.01], 0.5),
+    ],
+)
 def test_likelihood_and_gradient_equal_scikit_learn(signal, length_scale, noise):
     rng = np.random.default_rng(0)
     X = rng.random((40, 3))
@@ -120,8 +123,9 @@ def test_fixed_bounds_hold_hyperparameters_on_the_subset_path():
     rng = np.random.default_rng(6)
     X = rng.random((50, 2))
     y = _smooth(X)
-    model = GaussianProcessSurrogate(max_fit_samples=10, length_scale_bounds="fixed",
-                                     noise_bounds="fixed", random_state=0).fit(X, y)
+    model = GaussianProcessSurrogate(
+        max_fit_samples=10, length_scale_bounds="fixed", noise_bounds="fixed", random_state=0
+    ).fit(X, y)
     np.testing.assert_array_equal(model.kernel_.k1.k2.length_scale, [0.5, 0.5])
     assert model.kernel_.k2.noise_level == pytest.approx(1e-3)
     assert model.noise_variance_ == pytest.approx(1e-3 * np.std(y) ** 2)

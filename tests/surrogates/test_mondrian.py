@@ -31,6 +31,7 @@ def _noisy_sine(n, seed=0, noise=0.1):
 
 # -- brute-force references, written from the spec independently of the module ---------
 
+
 def _tree_nodes(model, tree):
     """Node ids of one tree (creation order) and the training rows' leaves."""
     nodes = model._nodes
@@ -61,8 +62,9 @@ def _joint_gaussian(model, tree, X, y, extra=None):
     gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
     parent = [local.get(nodes.parent[g], -1) for g in ids]
     tau = nodes.tau[ids]
-    tau_parent = np.array([nodes.tau[nodes.parent[g]] if nodes.parent[g] >= 0 else 0.0
-                           for g in ids])
+    tau_parent = np.array(
+        [nodes.tau[nodes.parent[g]] if nodes.parent[g] >= 0 else 0.0 for g in ids]
+    )
     phi = list(sigma_h2 * (_sig(gamma * tau) - _sig(gamma * tau_parent)))
     if extra is not None:
         new_nodes, reparent = extra
@@ -93,6 +95,7 @@ def _condition(cov, H, y, mu, noise, rows):
 
 
 # -- the posterior: belief propagation against the joint Gaussian ------------------------
+
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_belief_propagation_equals_the_brute_force_joint_gaussian_posterior(seed):
@@ -139,15 +142,33 @@ def test_branch_component_equals_the_brute_force_posterior_of_the_new_leaf():
         for t in (tau_p + 0.2 * (end - tau_p), tau_p + 0.9 * (end - tau_p)):
             n = len(ids)
             new_parent = {g: i for i, g in enumerate(ids)}.get(nodes.parent[j], -1)
-            extra = ([(new_parent, sigma_h2 * (_sig(gamma * t) - _sig(gamma * tau_p))),
-                      (n, sigma_h2 * (1.0 - _sig(gamma * t)))],
-                     {int(np.flatnonzero(ids == j)[0]):
-                      (n, sigma_h2 * (_sig(gamma * tau_j) - _sig(gamma * t)))})
+            extra = (
+                [
+                    (new_parent, sigma_h2 * (_sig(gamma * t) - _sig(gamma * tau_p))),
+                    (n, sigma_h2 * (1.0 - _sig(gamma * t))),
+                ],
+                {
+                    int(np.flatnonzero(ids == j)[0]): (
+                        n,
+                        sigma_h2 * (_sig(gamma * tau_j) - _sig(gamma * t)),
+                    )
+                },
+            )
             _, _, cov, H = _joint_gaussian(model, 0, X, y, extra)
             m, c = _condition(cov, H, y, hyper.mu[0], sigma_y2, np.arange(6))
-            mean, var = _exact_component(np.array([t]), tau_p, tau_j, post.mA[j], post.vA[j],
-                                         post.mL[j], post.vL[j], sigma_h2, sigma_y2, gamma,
-                                         np.inf)
+            mean, var = _exact_component(
+                np.array([t]),
+                tau_p,
+                tau_j,
+                post.mA[j],
+                post.vA[j],
+                post.mL[j],
+                post.vL[j],
+                sigma_h2,
+                sigma_y2,
+                gamma,
+                np.inf,
+            )
             assert abs(mean[0] - m[n + 1]) < 1e-10
             assert abs(var[0] - (c[n + 1, n + 1] + sigma_y2)) < 1e-10
             checked += 1
@@ -163,6 +184,7 @@ def test_sigmoid_difference_keeps_precision_where_the_plain_one_cancels():
 
 
 # -- the vectorized walk against a per-point evaluation of the spec's mixture -----------
+
 
 def _per_point_tree(model, tree, x, mode, lifetime):
     """One tree's predictive (mean, variance) at x, one node at a time (spec §3.5)."""
@@ -189,12 +211,24 @@ def _per_point_tree(model, tree, x, mode, lifetime):
             ebar = 1 / eta if math.isinf(span) else 1 / eta - span / math.expm1(eta * span)
             t = tau_p + ebar
             if mode == "reference":
-                comp = (mu + post.mQ[j], post.vQ[j] + sigma_y2
-                        + sigma_h2 * (_sig(gamma * t) - _sig(gamma * tau_p)))
+                comp = (
+                    mu + post.mQ[j],
+                    post.vQ[j] + sigma_y2 + sigma_h2 * (_sig(gamma * t) - _sig(gamma * tau_p)),
+                )
             else:
-                m, v = _exact_component(np.array([t]), tau_p, nodes.tau[j], post.mA[j],
-                                        post.vA[j], post.mL[j], post.vL[j], sigma_h2,
-                                        sigma_y2, gamma, lifetime)
+                m, v = _exact_component(
+                    np.array([t]),
+                    tau_p,
+                    nodes.tau[j],
+                    post.mA[j],
+                    post.vA[j],
+                    post.mL[j],
+                    post.vL[j],
+                    sigma_h2,
+                    sigma_y2,
+                    gamma,
+                    lifetime,
+                )
                 comp = (mu + m[0], v[0])
             components.append((mass * p, *comp))
             mass *= 1 - p
@@ -218,8 +252,9 @@ def test_vectorized_prediction_equals_the_per_point_mixture(mode, lifetime):
     # Inside the data box, beyond it, at training points and on a box face.
     C = np.r_[rng.random((30, 2)), rng.uniform(-1, 2, (30, 2)), X[:5], [[X[0, 0], 1.5]]]
     p = model.predict_dist(C)
-    per_tree = np.array([[_per_point_tree(model, b, x, mode, lifetime) for x in C]
-                         for b in range(3)])  # (trees, points, 2)
+    per_tree = np.array(
+        [[_per_point_tree(model, b, x, mode, lifetime) for x in C] for b in range(3)]
+    )  # (trees, points, 2)
     mean = per_tree[:, :, 0].mean(axis=0)
     epistemic = per_tree[:, :, 0].var(axis=0)
     aleatoric = per_tree[:, :, 1].mean(axis=0)
@@ -229,6 +264,7 @@ def test_vectorized_prediction_equals_the_per_point_mixture(mode, lifetime):
 
 
 # -- the Mondrian process -----------------------------------------------------------------
+
 
 def test_split_dimension_and_time_follow_the_mondrian_process():
     # Root box [0, 1] x [0, 0.25]: linear dimension 1.25, so the root splits
@@ -309,6 +345,7 @@ def test_bootstrap_grows_each_tree_on_a_multinomial_sample():
 
 # -- behaviour of the predictive distribution ----------------------------------------------
 
+
 @pytest.mark.parametrize("mode", ["skgarden", "exact"])
 def test_variance_grows_with_distance_outside_the_data_box(mode):
     X, y = _noisy_sine(30, seed=1)
@@ -332,8 +369,9 @@ def test_variance_grows_with_distance_outside_the_data_box(mode):
         # (relative); at 1e6: 2.0e-8 and 9e-15.
         h = model.hyperparameters_
         assert far.mean[0] == pytest.approx(y.mean(), abs=1e-4)
-        assert far.variance[0] == pytest.approx(np.mean(h["sigma_h2"] / 2 + h["sigma_y2"]),
-                                                rel=1e-4)
+        assert far.variance[0] == pytest.approx(
+            np.mean(h["sigma_h2"] / 2 + h["sigma_y2"]), rel=1e-4
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -375,8 +413,11 @@ def test_prediction_fields_are_consistent(mode):
     rng = np.random.default_rng(0)
     X = rng.random((60, 4))
     y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(60)
-    p = MondrianForestSurrogate(20, mode=mode, random_state=0).fit(X, y).predict_dist(
-        rng.uniform(-0.5, 1.5, (300, 4)))
+    p = (
+        MondrianForestSurrogate(20, mode=mode, random_state=0)
+        .fit(X, y)
+        .predict_dist(rng.uniform(-0.5, 1.5, (300, 4)))
+    )
     np.testing.assert_allclose(p.variance, p.epistemic + p.aleatoric)
     assert np.all(p.epistemic >= 0) and np.all(p.aleatoric > 0)
     assert np.all(np.isfinite(p.mean))
@@ -422,7 +463,7 @@ def test_large_candidate_sets_are_split_into_blocks_without_changing_anything():
     C = rng.random((20_000, 2))
     model = MondrianForestSurrogate(3, mode="exact", random_state=0).fit(X, y)
     whole = model.predict_dist(C)
-    parts = [model.predict_dist(C[i:i + 700]) for i in range(0, len(C), 700)]
+    parts = [model.predict_dist(C[i : i + 700]) for i in range(0, len(C), 700)]
     np.testing.assert_array_equal(whole.mean, np.concatenate([p.mean for p in parts]))
     np.testing.assert_array_equal(whole.variance, np.concatenate([p.variance for p in parts]))
 
@@ -434,25 +475,44 @@ def test_constant_targets_and_single_points(mode):
     np.testing.assert_allclose(p.mean, 0.1, rtol=1e-12)
     np.testing.assert_allclose(p.variance, 0.0, atol=1e-20)
     # Identical inputs with different targets: one leaf holding them all.
-    p = MondrianForestSurrogate(5, mode=mode).fit(np.zeros((4, 2)), np.arange(4.0)).predict_dist(
-        np.zeros((1, 2)))
+    p = (
+        MondrianForestSurrogate(5, mode=mode)
+        .fit(np.zeros((4, 2)), np.arange(4.0))
+        .predict_dist(np.zeros((1, 2)))
+    )
     assert p.mean[0] == pytest.approx(1.5, abs=0.05)
     assert p.aleatoric[0] > 0 and p.epistemic[0] < 1e-20
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(mode="bayes"), r"'mode' parameter .* must be a str among \{'.*'\}. Got 'bayes'"),
-    (dict(lifetime=0.0), r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]"),
-    (dict(lifetime="long"), r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]"),
-    (dict(min_samples_split=1),
-     r"'min_samples_split' parameter .* must be an int in the range \[2, inf\)"),
-    (dict(max_depth=-1),
-     r"'max_depth' parameter .* must be an int in the range \[0, inf\) or None"),
-    (dict(bootstrap="yes"), r"'bootstrap' parameter .* must be an instance of 'bool'"),
-    (dict(n_jobs=0), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]"),
-    (dict(n_jobs="all"), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            dict(n_estimators=0),
+            r"'n_estimators' parameter .* must be an int in the range \[1, inf\)",
+        ),
+        (dict(mode="bayes"), r"'mode' parameter .* must be a str among \{'.*'\}. Got 'bayes'"),
+        (dict(lifetime=0.0), r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]"),
+        (
+            dict(lifetime="long"),
+            r"'lifetime' parameter .* must be a float in the range \(0.0, inf\]",
+        ),
+        (
+            dict(min_samples_split=1),
+            r"'min_samples_split' parameter .* must be an int in the range \[2, inf\)",
+        ),
+        (
+            dict(max_depth=-1),
+            r"'max_depth' parameter .* must be an int in the range \[0, inf\) or None",
+        ),
+        (dict(bootstrap="yes"), r"'bootstrap' parameter .* must be an instance of 'bool'"),
+        (dict(n_jobs=0), r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]"),
+        (
+            dict(n_jobs="all"),
+            r"'n_jobs' parameter .* must be None, an int in the range \(-inf, -1\]",
+        ),
+    ],
+)
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine(10)
     with pytest.raises(ValueError, match=message):
@@ -461,14 +521,23 @@ def test_bad_parameters_are_named(bad, message):
 
 # -- in the optimization loop ----------------------------------------------------------------
 
+
 def test_minimize_continuous():
     def quadratic(x):
         return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2
 
-    runs = {mode: minimize(quadratic, [Real(-1.0, 1.0), Real(-1.0, 1.0)], surrogate="mondrian",
-                           surrogate_params={"n_estimators": 30, "mode": mode}, n_calls=25,
-                           n_candidates=5000, random_state=0)
-            for mode in ("skgarden", "exact")}
+    runs = {
+        mode: minimize(
+            quadratic,
+            [Real(-1.0, 1.0), Real(-1.0, 1.0)],
+            surrogate="mondrian",
+            surrogate_params={"n_estimators": 30, "mode": mode},
+            n_calls=25,
+            n_candidates=5000,
+            random_state=0,
+        )
+        for mode in ("skgarden", "exact")
+    }
     initial = min(runs["exact"].func_vals[:5])  # the same Sobol design in both runs
     # Measured (seed 0; 0.377 after the 5 initial points): skgarden 0.198
     # (it creeps from the best point: its variance vanishes there and grows
@@ -484,8 +553,14 @@ def test_minimize_binary():
     def linear(bits):
         return float(weights @ bits)
 
-    res = minimize(linear, [Binary() for _ in range(12)], surrogate="mondrian",
-                   surrogate_params={"n_estimators": 30}, n_calls=40, random_state=0)
+    res = minimize(
+        linear,
+        [Binary() for _ in range(12)],
+        surrogate="mondrian",
+        surrogate_params={"n_estimators": 30},
+        n_calls=40,
+        random_state=0,
+    )
     # Measured (seeds 0-2, every mode): the optimum of the 4096 points is
     # found within 40 calls; the initial design's regret is 0.8-2.3.
     assert res.fun == pytest.approx(float(np.minimum(weights, 0).sum()), abs=1e-12)
@@ -497,8 +572,15 @@ def test_minimize_mixed():
     def objective(x):
         return (x[0] - 0.7) ** 2 + 0.1 * abs(x[1] - 3) + {"a": 1.0, "b": 0.0, "c": 0.5}[x[2]]
 
-    res = minimize(objective, space, surrogate="mondrian", n_calls=30, n_candidates=5000,
-                   surrogate_params={"n_estimators": 30, "mode": "reference"}, random_state=0)
+    res = minimize(
+        objective,
+        space,
+        surrogate="mondrian",
+        n_calls=30,
+        n_candidates=5000,
+        surrogate_params={"n_estimators": 30, "mode": "reference"},
+        random_state=0,
+    )
     # Measured (seeds 0-2, every mode): 3 and "b" found, best 2e-7 to 2.4e-5;
     # the initial design's best is 0.10-0.33.
     assert res.x[1:] == [3, "b"] and res.fun < 1e-3

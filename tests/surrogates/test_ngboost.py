@@ -1,4 +1,3 @@
-
 import importlib
 import sys
 
@@ -25,10 +24,11 @@ try:
 
     from treebo.surrogates import ngboost as ngboost_module
     from treebo.surrogates.ngboost import NGBoostSurrogate
-except ImportError:     # without the [ngboost] extra only the missing-extra test runs
+except ImportError:  # without the [ngboost] extra only the missing-extra test runs
     NGBRegressor = Normal = ngboost_module = NGBoostSurrogate = None
-needs_ngboost = pytest.mark.skipif(ngboost_module is None,
-                                   reason="needs ngboost: pip install 'treebo[ngboost]'")
+needs_ngboost = pytest.mark.skipif(
+    ngboost_module is None, reason="needs ngboost: pip install 'treebo[ngboost]'"
+)
 
 
 def _noisy_sine(sigma, seed, n=400):
@@ -86,8 +86,14 @@ def test_predictions_equal_ngboost_pred_dist():
     model = NGBoostSurrogate(n_estimators=60, learning_rate=0.05, random_state=7).fit(X, y)
     tree_seed, batch_seed = np.random.default_rng(7).integers(np.iinfo(np.int32).max, size=2)
     base = DecisionTreeRegressor(max_depth=3, min_samples_leaf=1, random_state=int(tree_seed))
-    reference = NGBRegressor(Dist=Normal, Base=base, n_estimators=60, learning_rate=0.05,
-                             verbose=False, random_state=int(batch_seed))
+    reference = NGBRegressor(
+        Dist=Normal,
+        Base=base,
+        n_estimators=60,
+        learning_rate=0.05,
+        verbose=False,
+        random_state=int(batch_seed),
+    )
     reference.fit(X, (y - y.mean()) / y.std())
     expected = reference.pred_dist(C)
     p = model.predict_dist(C)
@@ -129,18 +135,32 @@ def test_a_minibatch_too_small_for_the_data_uses_every_point():
     np.testing.assert_array_equal(a.variance, b.variance)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(n_estimators=0), r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(learning_rate=0.0),
-     r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)"),
-    (dict(learning_rate=float("inf")),
-     r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)"),
-    (dict(max_depth=0), r"'max_depth' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(min_samples_leaf=1.5),
-     r"'min_samples_leaf' parameter .* must be an int in the range \[1, inf\)"),
-    (dict(minibatch_frac=1.5),
-     r"'minibatch_frac' parameter .* must be a float in the range \(0.0, 1.0\]"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            dict(n_estimators=0),
+            r"'n_estimators' parameter .* must be an int in the range \[1, inf\)",
+        ),
+        (
+            dict(learning_rate=0.0),
+            r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)",
+        ),
+        (
+            dict(learning_rate=float("inf")),
+            r"'learning_rate' parameter .* must be a float in the range \(0.0, inf\)",
+        ),
+        (dict(max_depth=0), r"'max_depth' parameter .* must be an int in the range \[1, inf\)"),
+        (
+            dict(min_samples_leaf=1.5),
+            r"'min_samples_leaf' parameter .* must be an int in the range \[1, inf\)",
+        ),
+        (
+            dict(minibatch_frac=1.5),
+            r"'minibatch_frac' parameter .* must be a float in the range \(0.0, 1.0\]",
+        ),
+    ],
+)
 @needs_ngboost
 def test_bad_parameters_are_named(bad, message):
     X, y = _noisy_sine(lambda x: 0.2 + 0 * x, seed=0, n=20)
@@ -154,15 +174,17 @@ def test_bad_parameters_are_named(bad, message):
 # continuous 0.115 -> 0.066, binary -1.416 -> -2.620, mixed 2.007 -> 0.004.
 # Seeds 10-13 all beat the initial design; results continuous 0.07-0.55,
 # binary -3.26 (the optimum) to -2.62, mixed 0.0003-0.17.
-@pytest.mark.parametrize("func, space, bound", [
-    (sphere, SPHERE_SPACE, 0.1),
-    (linear_bits, BITS_SPACE, -2.3),
-    (mixed, MIXED_SPACE, 0.1),
-])
+@pytest.mark.parametrize(
+    "func, space, bound",
+    [
+        (sphere, SPHERE_SPACE, 0.1),
+        (linear_bits, BITS_SPACE, -2.3),
+        (mixed, MIXED_SPACE, 0.1),
+    ],
+)
 @needs_ngboost
 def test_minimize_beats_the_initial_design(func, space, bound):
-    res = minimize(func, space, n_calls=25, surrogate="ngboost", n_candidates=1000,
-                   random_state=13)
+    res = minimize(func, space, n_calls=25, surrogate="ngboost", n_candidates=1000, random_state=13)
     assert res.fun < min(res.func_vals[:5])
     assert res.fun < bound
     assert all(t == 0 for t in res.fit_time[:5]) and all(t > 0 for t in res.fit_time[5:])
@@ -185,6 +207,6 @@ def test_missing_ngboost_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"needs ngboost.*pip install 'treebo\[ngboost\]'"):
         importlib.import_module("treebo.surrogates.ngboost")
     monkeypatch.undo()
-    if ngboost_module is not None:    # the real module is back in place
+    if ngboost_module is not None:  # the real module is back in place
         assert importlib.import_module("treebo.surrogates.ngboost") is ngboost_module
         assert missing_extra("ngboost") is None

@@ -21,6 +21,7 @@ NAMES = ["vsglb", "csglb", "cbsglb"]
 
 # -- the one-leaf toy (spec §6.2) ---------------------------------------------------------
 
+
 def _one_leaf_spread(noise_scale: str, seed: int) -> tuple[float, float]:
     """Stationary variance of a depth-0 chain's mean, and the AR(1) prediction.
 
@@ -34,9 +35,15 @@ def _one_leaf_spread(noise_scale: str, seed: int) -> tuple[float, float]:
     n, eps = 50, 0.1
     rng = np.random.default_rng(0)
     X, y = rng.random((n, 1)), rng.standard_normal(n)
-    model = VSGLB(n_estimators=10_000, n_members=5_000, depth=0, l2_leaf_reg=0.0,
-                                 learning_rate=eps, noise_scale=noise_scale,
-                                 random_state=seed).fit(X, y)
+    model = VSGLB(
+        n_estimators=10_000,
+        n_members=5_000,
+        depth=0,
+        l2_leaf_reg=0.0,
+        learning_rate=eps,
+        noise_scale=noise_scale,
+        random_state=seed,
+    ).fit(X, y)
     spread = model.predict_dist(X[:1]).epistemic[0] / y.std() ** 2
     gamma = 1 / (2 * n)
     posterior = eps * (2 / eps) / n / ((1 + gamma) * (2 - eps * (1 + gamma)))
@@ -61,14 +68,13 @@ def test_catboost_noise_scale_is_n_times_too_narrow():
 
 # -- members and the eq. 15 partial sums ----------------------------------------------------
 
+
 def test_member_indices():
     assert list(VSGLB()._member_iterations()) == list(range(550, 1001, 50))
-    assert list(VSGLB(n_estimators=101, n_members=4)._member_iterations()) == \
-        [65, 77, 89, 101]
+    assert list(VSGLB(n_estimators=101, n_members=4)._member_iterations()) == [65, 77, 89, 101]
     # Alg. 1's Theta_{Ck-1}: the model after Ck - 1 updates.
     assert list(CSGLB()._member_iterations()) == list(range(99, 1000, 100))
-    assert list(CBSGLB(n_estimators=250, cycle_length=100)
-                ._member_iterations()) == [99, 199]
+    assert list(CBSGLB(n_estimators=250, cycle_length=100)._member_iterations()) == [99, 199]
 
 
 def test_members_are_truncations_of_one_chain():
@@ -85,8 +91,10 @@ def test_members_are_truncations_of_one_chain():
     for t in range(n_trees):
         # Undo the stored scale eps (1 - gamma eps)^(T - t - 1) to get the tree's values.
         tree = model._values[t] / (eps * shrink ** (n_trees - 1 - t))
-        F = shrink * F + eps * tree[:, oblivious.leaf_index(bins, model._features[t],
-                                                   model._thresholds[t])]
+        F = (
+            shrink * F
+            + eps * tree[:, oblivious.leaf_index(bins, model._features[t], model._thresholds[t])]
+        )
         if t + 1 in model.member_iterations_:
             members.append(F.copy())
     np.testing.assert_allclose(raw, np.array(members), rtol=1e-9, atol=1e-12)
@@ -101,19 +109,20 @@ def test_cyclical_gradient_scale():
 
 
 def test_bootstrap_mask_schedule():
-    model = CBSGLB(n_estimators=300, cycle_length=100,
-                                           exploration_fraction=0.8, bootstrap_probability=0.6)
+    model = CBSGLB(
+        n_estimators=300, cycle_length=100, exploration_fraction=0.8, bootstrap_probability=0.6
+    )
     steps = list(model._gradient_multipliers(2000, np.random.default_rng(0)))
     alpha = cyclical_gradient_scale(300, 100, 5.0, 1.0)
     masks = []
     for t, step in enumerate(steps):
-        if t % 100 < 80:   # exploration: alpha times one mask per cycle
+        if t % 100 < 80:  # exploration: alpha times one mask per cycle
             mask = step / alpha[t]
             assert set(np.unique(mask)) == {0.0, 1.0}
             if t % 100 == 0:
                 masks.append(mask)
             np.testing.assert_array_equal(mask, masks[-1])
-        else:              # sampling: every object
+        else:  # sampling: every object
             assert np.isscalar(step) and step == alpha[t]
     assert all(abs(m.mean() - 0.6) < 0.04 for m in masks)
     assert not np.array_equal(masks[0], masks[1])
@@ -121,13 +130,16 @@ def test_bootstrap_mask_schedule():
 
 # -- the oblivious trees ------------------------------------------------------------------
 
+
 def _brute_force_split(bins, targets, leaf):
     best, arg = -np.inf, None
     for f in range(bins.shape[0]):
         for b in np.unique(bins[f])[:-1]:
             child = 2 * leaf + (bins[f] > b)
-            score = sum((targets[:, child == c].sum(axis=1) ** 2).sum() / np.sum(child == c)
-                        for c in np.unique(child))
+            score = sum(
+                (targets[:, child == c].sum(axis=1) ** 2).sum() / np.sum(child == c)
+                for c in np.unique(child)
+            )
             if score > best + 1e-9:
                 best, arg = score, (f, b)
     return arg
@@ -166,6 +178,7 @@ def test_borders_are_midpoints_and_thinned():
 
 # -- uncertainty quality --------------------------------------------------------------------
 
+
 def _heart_data(seed: int, per_cell: int = 5):
     """Malinin et al. (2021), Fig. 2: a 9 x 9 categorical grid, heart-shaped cells empty."""
     rng = np.random.default_rng(seed)
@@ -175,11 +188,16 @@ def _heart_data(seed: int, per_cell: int = 5):
     mean, noise_var = rng.random((9, 9)), rng.uniform(0.02, 0.12, (9, 9))
     train, hole = np.argwhere(~empty), np.argwhere(empty)
     cells = np.repeat(train, per_cell, axis=0)
-    y = mean[cells[:, 0], cells[:, 1]] + np.sqrt(noise_var[cells[:, 0], cells[:, 1]]) \
-        * rng.standard_normal(len(cells))
+    y = mean[cells[:, 0], cells[:, 1]] + np.sqrt(
+        noise_var[cells[:, 0], cells[:, 1]]
+    ) * rng.standard_normal(len(cells))
     space = Space([Categorical(range(9)), Categorical(range(9))])
-    return space.encode(cells.tolist()), y, space.encode(hole.tolist()), \
-        space.encode(train.tolist())
+    return (
+        space.encode(cells.tolist()),
+        y,
+        space.encode(hole.tolist()),
+        space.encode(train.tolist()),
+    )
 
 
 def _heart_auc(name: str, seed: int) -> float:
@@ -241,6 +259,7 @@ def test_heteroscedastic_nll_beats_constant_variance(name):
 
 # -- reproducibility and parameters ---------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", NAMES)
 def test_random_state(name):
     rng = np.random.default_rng(0)
@@ -254,17 +273,29 @@ def test_random_state(name):
     assert not np.allclose(a.mean, c.mean)
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"n_estimators": 0}, r"'n_estimators' parameter .* must be an int in the range \[1, inf\)"),
-    ({"n_estimators": 10, "n_members": 6}, r"n_estimators must be at least 2 \* n_members"),
-    ({"learning_rate": 0.0}, r"'learning_rate' parameter .* must be a float in the range \(0.0"),
-    ({"depth": 9}, r"'depth' parameter .* must be an int in the range \[0, 8\]"),
-    ({"l2_leaf_reg": -1.0}, r"'l2_leaf_reg' parameter .* must be a float in the range \[0.0"),
-    ({"noise_scale": "sglb"}, r"'noise_scale' parameter .* must be a str among \{'.*'\}"),
-    ({"diffusion_temperature": 0.0},
-     r"'diffusion_temperature' parameter .* must be a float in the range \(0.0, inf\) or None"),
-    ({"shrink_rate": 30.0}, r"shrink_rate \* learning_rate must be in \[0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (
+            {"n_estimators": 0},
+            r"'n_estimators' parameter .* must be an int in the range \[1, inf\)",
+        ),
+        ({"n_estimators": 10, "n_members": 6}, r"n_estimators must be at least 2 \* n_members"),
+        (
+            {"learning_rate": 0.0},
+            r"'learning_rate' parameter .* must be a float in the range \(0.0",
+        ),
+        ({"depth": 9}, r"'depth' parameter .* must be an int in the range \[0, 8\]"),
+        ({"l2_leaf_reg": -1.0}, r"'l2_leaf_reg' parameter .* must be a float in the range \[0.0"),
+        ({"noise_scale": "sglb"}, r"'noise_scale' parameter .* must be a str among \{'.*'\}"),
+        (
+            {"diffusion_temperature": 0.0},
+            r"'diffusion_temperature' parameter .* must be a float "
+            r"in the range \(0.0, inf\) or None",
+        ),
+        ({"shrink_rate": 30.0}, r"shrink_rate \* learning_rate must be in \[0, 1\)"),
+    ],
+)
 def test_bad_parameters(params, message):
     X, y = np.random.default_rng(0).random((10, 2)), np.arange(10.0)
     with pytest.raises(ValueError, match=message):
@@ -274,15 +305,28 @@ def test_bad_parameters(params, message):
         VSGLB(**params).fit(X, np.ones(10))
 
 
-@pytest.mark.parametrize("cls, params, message", [
-    (CSGLB, {"cycle_length": 1}, r"'cycle_length' parameter .* must be an int in the range \[2"),
-    (CSGLB, {"n_estimators": 50}, "cycle_length must be at most n_estimators"),
-    (CSGLB, {"alpha_min": 6.0}, r"alpha_min must be at most alpha_max = 5.0, got 6.0"),
-    (CBSGLB, {"exploration_fraction": 1.0},
-     r"'exploration_fraction' parameter .* must be a float in the range \(0.0, 1.0\)"),
-    (CBSGLB, {"bootstrap_probability": 0.0},
-     r"'bootstrap_probability' parameter .* must be a float in the range \(0.0, 1.0\]"),
-])
+@pytest.mark.parametrize(
+    "cls, params, message",
+    [
+        (
+            CSGLB,
+            {"cycle_length": 1},
+            r"'cycle_length' parameter .* must be an int in the range \[2",
+        ),
+        (CSGLB, {"n_estimators": 50}, "cycle_length must be at most n_estimators"),
+        (CSGLB, {"alpha_min": 6.0}, r"alpha_min must be at most alpha_max = 5.0, got 6.0"),
+        (
+            CBSGLB,
+            {"exploration_fraction": 1.0},
+            r"'exploration_fraction' parameter .* must be a float in the range \(0.0, 1.0\)",
+        ),
+        (
+            CBSGLB,
+            {"bootstrap_probability": 0.0},
+            r"'bootstrap_probability' parameter .* must be a float in the range \(0.0, 1.0\]",
+        ),
+    ],
+)
 def test_bad_cyclical_parameters(cls, params, message):
     X, y = np.random.default_rng(0).random((10, 2)), np.arange(10.0)
     with pytest.raises(ValueError, match=message):
@@ -291,14 +335,18 @@ def test_bad_cyclical_parameters(cls, params, message):
 
 # -- in the optimizer -----------------------------------------------------------------------
 
+
 def _branin(x):
     x1, x2 = x
     b, c, t = 5.1 / (4 * math.pi**2), 5 / math.pi, 1 / (8 * math.pi)
     return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
 
 
-FAST_BO = {"vsglb": {"n_estimators": 200}, "csglb": {"n_estimators": 200, "cycle_length": 20},
-           "cbsglb": {"n_estimators": 200, "cycle_length": 20}}
+FAST_BO = {
+    "vsglb": {"n_estimators": 200},
+    "csglb": {"n_estimators": 200, "cycle_length": 20},
+    "cbsglb": {"n_estimators": 200, "cycle_length": 20},
+}
 
 # Best value after 25 calls (5 initial), seed 0; bounds are the measured value
 # plus a margin. Measured with a jump step every fourth proposal and an
@@ -317,8 +365,15 @@ BO_BOUND = {"vsglb": (2.0, 0.4, 0.6), "csglb": (0.3, 0.3, 0.3), "cbsglb": (0.6, 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_minimize_continuous(name):
-    res = minimize(_branin, [Real(-5, 10), Real(0, 15)], n_calls=25, surrogate=name,
-                   surrogate_params=FAST_BO[name], n_candidates=2000, random_state=0)
+    res = minimize(
+        _branin,
+        [Real(-5, 10), Real(0, 15)],
+        n_calls=25,
+        surrogate=name,
+        surrogate_params=FAST_BO[name],
+        n_candidates=2000,
+        random_state=0,
+    )
     assert len(set(map(tuple, res.x_iters))) == 25
     assert res.fun - 0.397887 < BO_BOUND[name][0]
 
@@ -327,9 +382,14 @@ def test_minimize_continuous(name):
 def test_minimize_binary(name):
     weights = np.random.default_rng(0).normal(size=12)
     optimum = float(sum(min(0.0, w + 0.5) for w in weights))
-    res = minimize(lambda bits: float(weights @ bits + 0.5 * sum(bits)),
-                   [Binary() for _ in range(12)], n_calls=25, surrogate=name,
-                   surrogate_params=FAST_BO[name], random_state=0)
+    res = minimize(
+        lambda bits: float(weights @ bits + 0.5 * sum(bits)),
+        [Binary() for _ in range(12)],
+        n_calls=25,
+        surrogate=name,
+        surrogate_params=FAST_BO[name],
+        random_state=0,
+    )
     assert res.fun - optimum < BO_BOUND[name][1]
 
 
@@ -339,10 +399,21 @@ def test_minimize_mixed(name):
         shift = {"a": 0.0, "b": 1.0, "c": 2.5}[p["kind"]]
         return (p["x"] - 0.3) ** 2 + 0.1 * (p["n"] - 7) ** 2 + shift + 0.5 * p["flag"]
 
-    space = {"x": Real(-1, 1), "n": Integer(0, 20), "kind": Categorical(["a", "b", "c"]),
-             "flag": Binary()}
-    res = minimize(objective, space, n_calls=25, surrogate=name,
-                   surrogate_params=FAST_BO[name], n_candidates=2000, random_state=0)
+    space = {
+        "x": Real(-1, 1),
+        "n": Integer(0, 20),
+        "kind": Categorical(["a", "b", "c"]),
+        "flag": Binary(),
+    }
+    res = minimize(
+        objective,
+        space,
+        n_calls=25,
+        surrogate=name,
+        surrogate_params=FAST_BO[name],
+        n_candidates=2000,
+        random_state=0,
+    )
     assert res.fun < BO_BOUND[name][2]
 
 

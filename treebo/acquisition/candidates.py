@@ -21,8 +21,14 @@ import qmcpy
 
 from ..space import Space
 
-__all__ = ["sobol_candidates", "local_centers", "local_candidates", "jump_candidates",
-           "unique_rows", "rows_in"]
+__all__ = [
+    "sobol_candidates",
+    "local_centers",
+    "local_candidates",
+    "jump_candidates",
+    "unique_rows",
+    "rows_in",
+]
 
 
 def sobol_candidates(n_points: int, n_columns: int, rng: np.random.Generator) -> np.ndarray:
@@ -50,8 +56,9 @@ def sobol_candidates(n_points: int, n_columns: int, rng: np.random.Generator) ->
     return np.asarray(points, dtype=float).reshape(n_points, n_columns)
 
 
-def local_centers(X: np.ndarray, values: np.ndarray, n_centers: int,
-                  min_spacing: float = 0.0) -> np.ndarray:
+def local_centers(
+    X: np.ndarray, values: np.ndarray, n_centers: int, min_spacing: float = 0.0
+) -> np.ndarray:
     """Indices of the best points that are at least ``min_spacing`` apart.
 
     Walks the points from the best value up and keeps a point when its
@@ -89,8 +96,9 @@ def local_centers(X: np.ndarray, values: np.ndarray, n_centers: int,
     return np.array(kept, dtype=int)
 
 
-def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
-                    rng: np.random.Generator) -> np.ndarray:
+def jump_candidates(
+    space: Space, centers: np.ndarray, n_per_center: int, rng: np.random.Generator
+) -> np.ndarray:
     """Neighbours that redraw one dimension of their centre over its whole range.
 
     Each neighbour keeps every dimension of its centre but one, chosen at
@@ -128,9 +136,13 @@ def jump_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     return space.snap(X)
 
 
-def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
-                     rng: np.random.Generator, step_range: tuple[float, float] = (1e-3, 0.2)
-                     ) -> np.ndarray:
+def local_candidates(
+    space: Space,
+    centers: np.ndarray,
+    n_per_center: int,
+    rng: np.random.Generator,
+    step_range: tuple[float, float] = (1e-3, 0.2),
+) -> np.ndarray:
     """Random neighbours of encoded points, in the spirit of SMAC's local search.
 
     Each neighbour changes a random subset of dimensions of its center (at
@@ -172,8 +184,9 @@ def local_candidates(space: Space, centers: np.ndarray, n_per_center: int,
     return space.snap(X)
 
 
-def _neighbour_start(space: Space, centers: np.ndarray, n_per_center: int,
-                     rng: np.random.Generator) -> np.ndarray:
+def _neighbour_start(
+    space: Space, centers: np.ndarray, n_per_center: int, rng: np.random.Generator
+) -> np.ndarray:
     """Each centre ``n_per_center`` times, as a new array (n_centers * n_per_center, C).
 
     In a conditional space the inactive columns are filled with uniform
@@ -200,6 +213,7 @@ def _random_active_dims(space: Space, X: np.ndarray, rng: np.random.Generator) -
 
 
 # -- exact row bookkeeping -------------------------------------------------------
+
 
 def _row_hash(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
     # Identical rows must get identical hashes, so no BLAS here: a matrix

@@ -16,8 +16,9 @@ import numpy as np
 __all__ = ["distance_variance"]
 
 
-def distance_variance(candidates: np.ndarray, X: np.ndarray,
-                      length: float | None = None) -> np.ndarray:
+def distance_variance(
+    candidates: np.ndarray, X: np.ndarray, length: float | None = None
+) -> np.ndarray:
     """Exploration variance that grows with the distance to the nearest data point.
 
     ``1 - exp(-d^2 / (2 l^2))``, with ``d`` the Euclidean distance (encoded
@@ -83,7 +84,7 @@ def _nearest_distance(candidates: np.ndarray, X: np.ndarray, tree: Any) -> np.nd
     squared = np.empty(len(C32), dtype=np.float32)
     rows = max(1, 2**22 // len(X32))  # about 16 MB of distances at a time
     for start in range(0, len(C32), rows):
-        chunk = C32[start:start + rows]
+        chunk = C32[start : start + rows]
         block = (chunk * chunk).sum(axis=1)[:, None] + x_norms[None, :] - 2.0 * (chunk @ X32.T)
-        squared[start:start + rows] = block.min(axis=1)
+        squared[start : start + rows] = block.min(axis=1)
     return np.sqrt(squared.astype(np.float64))

@@ -68,15 +68,15 @@ def _prepare(mean: ArrayLike, std: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     mean = np.asarray(mean, dtype=float)
     std = np.asarray(std, dtype=float)
     if mean.shape != std.shape:
-        raise ValueError(f"mean and std must have the same shape, got {mean.shape} and "
-                         f"{std.shape}")
+        raise ValueError(f"mean and std must have the same shape, got {mean.shape} and {std.shape}")
     if np.any(std < 0):
         raise ValueError("std must be non-negative")
     return mean, std
 
 
-def log_expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
-                             xi: float = 0.0) -> np.ndarray:
+def log_expected_improvement(
+    mean: ArrayLike, std: ArrayLike, best: float, xi: float = 0.0
+) -> np.ndarray:
     """Logarithm of the expected improvement below ``best - xi``.
 
     ``EI = sigma * h(z)`` with ``z = (best - xi - mean) / sigma`` and
@@ -109,8 +109,9 @@ def log_expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
     return out
 
 
-def expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
-                         xi: float = 0.0) -> np.ndarray:
+def expected_improvement(
+    mean: ArrayLike, std: ArrayLike, best: float, xi: float = 0.0
+) -> np.ndarray:
     """Expected improvement ``E[max(best - xi - Y, 0)]`` for ``Y ~ N(mean, std^2)``.
 
     Parameters
@@ -129,8 +130,9 @@ def expected_improvement(mean: ArrayLike, std: ArrayLike, best: float,
     return np.exp(log_expected_improvement(mean, std, best, xi))
 
 
-def probability_of_improvement(mean: ArrayLike, std: ArrayLike, best: float,
-                               xi: float = 0.0) -> np.ndarray:
+def probability_of_improvement(
+    mean: ArrayLike, std: ArrayLike, best: float, xi: float = 0.0
+) -> np.ndarray:
     """Probability that ``Y < best - xi`` for ``Y ~ N(mean, std^2)``.
 
     Parameters
@@ -186,19 +188,26 @@ def check_acquisition(name: str, params: dict | None) -> dict[str, float]:
     params = dict(params or {})
     unknown = sorted(set(params) - set(ACQUISITIONS[name]))
     if unknown:
-        raise ValueError(f"acquisition {name!r} takes parameters {list(ACQUISITIONS[name])}, "
-                         f"got unknown {unknown}")
+        raise ValueError(
+            f"acquisition {name!r} takes parameters {list(ACQUISITIONS[name])}, "
+            f"got unknown {unknown}"
+        )
     full = {**ACQUISITIONS[name], **params}
     for key, value in full.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                math.isfinite(value) and value >= 0):
-            raise ValueError(f"acquisition parameter {key!r} must be a finite number >= 0, "
-                             f"got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (math.isfinite(value) and value >= 0)
+        ):
+            raise ValueError(
+                f"acquisition parameter {key!r} must be a finite number >= 0, got {value!r}"
+            )
     return full
 
 
-def acquisition_score(name: str, mean: np.ndarray, std: np.ndarray, best: float,
-                      **params: float) -> np.ndarray:
+def acquisition_score(
+    name: str, mean: np.ndarray, std: np.ndarray, best: float, **params: float
+) -> np.ndarray:
     """Score candidates so that higher is better.
 
     Parameters

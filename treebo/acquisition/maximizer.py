@@ -57,16 +57,24 @@ class AcquisitionMaximizer:
         GP, a local step's model) and ``"sampling"`` for tree models.
     """
 
-    def __init__(self, acquisition: str = "ei", acquisition_params: dict | None = None, *,
-                 acq_optimizer: str = "auto"):
+    def __init__(
+        self,
+        acquisition: str = "ei",
+        acquisition_params: dict | None = None,
+        *,
+        acq_optimizer: str = "auto",
+    ):
         self.acquisition = acquisition
         self.acquisition_params = check_acquisition(acquisition, acquisition_params)
         self.acq_optimizer = check_choice(acq_optimizer, "acq_optimizer", ACQ_OPTIMIZERS)
 
     def get_params(self) -> dict[str, Any]:
         """The settings, as given (``acquisition_params`` with its defaults filled in)."""
-        return {"acquisition": self.acquisition, "acquisition_params": self.acquisition_params,
-                "acq_optimizer": self.acq_optimizer}
+        return {
+            "acquisition": self.acquisition,
+            "acquisition_params": self.acquisition_params,
+            "acq_optimizer": self.acq_optimizer,
+        }
 
     def score(self, prediction: Prediction, best: float) -> np.ndarray:
         """Acquisition scores of a prediction (higher is better; NaN becomes -inf).
@@ -82,16 +90,27 @@ class AcquisitionMaximizer:
         -------
         ndarray of shape (n_points,)
         """
-        scores = acquisition_score(self.acquisition, prediction.mean,
-                                   np.sqrt(prediction.variance), best,
-                                   **self.acquisition_params)
+        scores = acquisition_score(
+            self.acquisition,
+            prediction.mean,
+            np.sqrt(prediction.variance),
+            best,
+            **self.acquisition_params,
+        )
         return np.where(np.isnan(scores), -np.inf, scores)
 
-    def maximize(self, score: ScoreFunction, pool: np.ndarray, *, space: Space,
-                 unseen: UnseenFilter, rng: np.random.Generator,
-                 fallback: Callable[[], _Fallback], polish: bool = False,
-                 bounds: tuple[np.ndarray, np.ndarray] | None = None
-                 ) -> tuple[np.ndarray | _Fallback, str]:
+    def maximize(
+        self,
+        score: ScoreFunction,
+        pool: np.ndarray,
+        *,
+        space: Space,
+        unseen: UnseenFilter,
+        rng: np.random.Generator,
+        fallback: Callable[[], _Fallback],
+        polish: bool = False,
+        bounds: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray | _Fallback, str]:
         """The best candidate, or ``fallback()`` when the scores cannot tell.
 
         Parameters
@@ -123,14 +142,20 @@ class AcquisitionMaximizer:
         origin : {"model", "random"}
         """
         if len(pool) == 0:
-            logger.info("every candidate has been evaluated or is pending; proposing a random "
-                        "unseen point")
+            logger.info(
+                "every candidate has been evaluated or is pending; proposing a random unseen point"
+            )
             return fallback(), "random"
         scores = score(pool)
         top = scores.max()
         if top == -np.inf or (len(scores) > 1 and top == scores.min()):
-            logger.info("the acquisition is flat (%s = %g on all %d candidates); proposing a "
-                        "random unseen point", self.acquisition, top, len(scores))
+            logger.info(
+                "the acquisition is flat (%s = %g on all %d candidates); proposing a "
+                "random unseen point",
+                self.acquisition,
+                top,
+                len(scores),
+            )
             return fallback(), "random"
         ties = np.flatnonzero(scores == top)
         chosen = pool[int(ties[rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])]
@@ -145,10 +170,16 @@ class AcquisitionMaximizer:
             return False
         return self.acq_optimizer == "lbfgs" or model.smooth
 
-    def polish(self, score: ScoreFunction, space: Space, candidates: np.ndarray,
-               scores: np.ndarray, unseen: UnseenFilter,
-               bounds: tuple[np.ndarray, np.ndarray] | None = None,
-               n_starts: int = 5) -> np.ndarray:
+    def polish(
+        self,
+        score: ScoreFunction,
+        space: Space,
+        candidates: np.ndarray,
+        scores: np.ndarray,
+        unseen: UnseenFilter,
+        bounds: tuple[np.ndarray, np.ndarray] | None = None,
+        n_starts: int = 5,
+    ) -> np.ndarray:
         """Refine the best candidates' real coordinates with L-BFGS-B on the score.
 
         Parameters
@@ -170,8 +201,9 @@ class AcquisitionMaximizer:
         ndarray of shape (n_columns,)
             The best of the polished points and the best candidate.
         """
-        lower, upper = bounds if bounds is not None else (np.zeros(space.n_columns),
-                                                          np.ones(space.n_columns))
+        lower, upper = (
+            bounds if bounds is not None else (np.zeros(space.n_columns), np.ones(space.n_columns))
+        )
         real_dims = [j for j, d in enumerate(space.dimensions) if not d.is_discrete]
         starts = candidates[np.argsort(-scores, kind="stable")[:n_starts]]
         # Only a start's active real columns move: an inactive column holds a
@@ -179,8 +211,9 @@ class AcquisitionMaximizer:
         active = space.active_mask(starts)[:, real_dims]
         step = 1e-6
 
-        def objective(u: np.ndarray, base: np.ndarray, real_cols: np.ndarray,
-                      high: np.ndarray) -> tuple[float, np.ndarray]:
+        def objective(
+            u: np.ndarray, base: np.ndarray, real_cols: np.ndarray, high: np.ndarray
+        ) -> tuple[float, np.ndarray]:
             # One batched prediction gives the value and a forward-difference gradient.
             points = np.repeat(base[None, :], len(u) + 1, axis=0)
             points[:, real_cols] = u
@@ -192,14 +225,21 @@ class AcquisitionMaximizer:
 
         best_x, best_score = starts[0], score(starts[:1])[0]
         for base, on in zip(starts, active):
-            real_cols = np.array([space.columns_of(j).start for j, o in zip(real_dims, on) if o],
-                                 dtype=int)
+            real_cols = np.array(
+                [space.columns_of(j).start for j, o in zip(real_dims, on) if o], dtype=int
+            )
             if real_cols.size == 0:
                 continue
             low, high = lower[real_cols], upper[real_cols]
-            result = _scipy_minimize(objective, np.clip(base[real_cols], low, high),
-                                     args=(base, real_cols, high), jac=True, method="L-BFGS-B",
-                                     bounds=list(zip(low, high)), options={"maxiter": 50})
+            result = _scipy_minimize(
+                objective,
+                np.clip(base[real_cols], low, high),
+                args=(base, real_cols, high),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=list(zip(low, high)),
+                options={"maxiter": 50},
+            )
             x = base.copy()
             x[real_cols] = np.clip(result.x, low, high)
             x = space.snap(x[None, :])[0]

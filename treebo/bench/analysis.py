@@ -19,8 +19,15 @@ import numpy as np
 from .presets import N_INITIAL
 from .spec import run_key
 
-__all__ = ["surrogate_order", "Curves", "regret_curves", "summary_table", "paired_wins",
-           "format_summary", "format_paired"]
+__all__ = [
+    "surrogate_order",
+    "Curves",
+    "regret_curves",
+    "summary_table",
+    "paired_wins",
+    "format_summary",
+    "format_paired",
+]
 
 
 def surrogate_order(names: Iterable[str]) -> list[str]:
@@ -56,10 +63,14 @@ def _latest(records: Iterable[dict]) -> list[dict]:
     """One record per run key: the one with the most evaluations."""
     best: dict[str, dict] = {}
     for record in records:
-        key = record.get("key") or run_key(record["problem"], record.get("problem_params", {}),
-                                           record["surrogate"], record["seed"],
-                                           record.get("preset", "default"),
-                                           record.get("overrides", {}))
+        key = record.get("key") or run_key(
+            record["problem"],
+            record.get("problem_params", {}),
+            record["surrogate"],
+            record["seed"],
+            record.get("preset", "default"),
+            record.get("overrides", {}),
+        )
         if key not in best or record["n_evaluated"] > best[key]["n_evaluated"]:
             best[key] = record
     return list(best.values())
@@ -129,8 +140,9 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
     """
     groups: dict[tuple, list[dict]] = {}
     for record in _latest(records):
-        groups.setdefault((record["problem"], record["surrogate"],
-                           record.get("preset", "default")), []).append(record)
+        groups.setdefault(
+            (record["problem"], record["surrogate"], record.get("preset", "default")), []
+        ).append(record)
     out = []
     for (problem, surrogate, preset), group in sorted(groups.items()):
         group.sort(key=lambda r: r["seed"])
@@ -138,29 +150,42 @@ def regret_curves(records: Iterable[dict], n_calls: int | None = None) -> list[C
         if len(set(seeds)) < len(seeds):
             # Runs of one seed with other problem parameters or overrides
             # (e.g. two values of lam) must not be pooled into one curve.
-            raise ValueError(f"the records hold several runs of {problem} with {surrogate} "
-                             f"({preset}) for one seed, with different problem parameters or "
-                             "overrides; keep each experiment in its own results directory")
+            raise ValueError(
+                f"the records hold several runs of {problem} with {surrogate} "
+                f"({preset}) for one seed, with different problem parameters or "
+                "overrides; keep each experiment in its own results directory"
+            )
         n = min(r["n_evaluated"] for r in group)
         if n_calls is not None:
             n = min(n, int(n_calls))
         n0 = group[0].get("n_initial", N_INITIAL)
         if n < n0:
-            raise ValueError(f"n_calls must be at least the {n0} initial points, got {n} "
-                             f"for {problem} with {surrogate}")
+            raise ValueError(
+                f"n_calls must be at least the {n0} initial points, got {n} "
+                f"for {problem} with {surrogate}"
+            )
         known = all(r.get("regret") is not None for r in group)
         rows, times = [], []
         for r in group:
             series = r["regret"] if known else r["best_so_far"]
-            series = [math.nan if v is None else v for v in series[n0 - 1:n]]
+            series = [math.nan if v is None else v for v in series[n0 - 1 : n]]
             if known:
                 floor = _floor(r.get("optimal_value"), r.get("regret_floor"))
                 series = [max(v, floor) if math.isfinite(v) else v for v in series]
             rows.append(series)
             times.append([f + a for f, a in zip(r["fit_time"][n0:n], r["acq_time"][n0:n])])
-        out.append(Curves(problem, surrogate, preset, [r["seed"] for r in group],
-                          "regret" if known else "value", np.array(rows, dtype=float),
-                          np.array(times, dtype=float), n0))
+        out.append(
+            Curves(
+                problem,
+                surrogate,
+                preset,
+                [r["seed"] for r in group],
+                "regret" if known else "value",
+                np.array(rows, dtype=float),
+                np.array(times, dtype=float),
+                n0,
+            )
+        )
     return out
 
 
@@ -195,8 +220,7 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
     curves = regret_curves(records, n_calls)
     table: dict[str, dict] = {}
     for name, c in _named_rows(curves):
-        row = table.setdefault(name, {"kind": c.kind, "median": {}, "n_seeds": {},
-                                      "n_calls": {}})
+        row = table.setdefault(name, {"kind": c.kind, "median": {}, "n_seeds": {}, "n_calls": {}})
         final = c.curves[:, -1]
         final = np.log10(final) if c.kind == "regret" else final
         row["median"][c.surrogate] = float(np.nanmedian(final))
@@ -208,8 +232,9 @@ def summary_table(records: Iterable[dict], n_calls: int | None = None) -> dict[s
     return table
 
 
-def paired_wins(records: Iterable[dict], surrogate: str,
-                n_calls: int | None = None) -> dict[str, dict[str, tuple[int, int, int]]]:
+def paired_wins(
+    records: Iterable[dict], surrogate: str, n_calls: int | None = None
+) -> dict[str, dict[str, tuple[int, int, int]]]:
     """Seed-by-seed comparison of one surrogate with every other, per problem.
 
     Runs of one seed share their initial design, so comparing the final
@@ -242,8 +267,9 @@ def paired_wins(records: Iterable[dict], surrogate: str,
     """
     curves = regret_curves(records, n_calls)
     if not any(c.surrogate == surrogate for c in curves):
-        raise ValueError(f"no runs of {surrogate!r}; recorded: "
-                         f"{surrogate_order(c.surrogate for c in curves)}")
+        raise ValueError(
+            f"no runs of {surrogate!r}; recorded: {surrogate_order(c.surrogate for c in curves)}"
+        )
     finals: dict[str, dict[str, dict[int, float]]] = {}
     for name, c in _named_rows(curves):
         finals.setdefault(name, {})[c.surrogate] = dict(zip(c.seeds, c.curves[:, -1]))
@@ -282,8 +308,10 @@ def format_paired(table: dict[str, dict[str, tuple[int, int, int]]], surrogate: 
         the two share no seed. No trailing newline.
     """
     others = surrogate_order(o for row in table.values() for o in row)
-    lines = ["| problem | " + " | ".join(f"{surrogate} < {o}" for o in others) + " |",
-             "|---|" + "---:|" * len(others)]
+    lines = [
+        "| problem | " + " | ".join(f"{surrogate} < {o}" for o in others) + " |",
+        "|---|" + "---:|" * len(others),
+    ]
     for name, row in table.items():
         cells = []
         for other in others:
@@ -317,8 +345,7 @@ def format_summary(table: dict[str, dict], surrogates: Sequence[str] | None = No
     if surrogates is None:
         surrogates = surrogate_order(s for row in table.values() for s in row["median"])
     header = ["problem", "quantity", "seeds x calls", *surrogates]
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "---|" * 3 + "---:|" * len(surrogates)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 3 + "---:|" * len(surrogates)]
     for name, row in table.items():
         quantity = "log10 regret" if row["kind"] == "regret" else "best value"
         seeds = sorted(set(row["n_seeds"].values()))
@@ -328,8 +355,9 @@ def format_summary(table: dict[str, dict], surrogates: Sequence[str] | None = No
             if s not in row["median"]:
                 cells.append("–")
                 continue
-            text = f"{row['median'][s]:.2f}" if row["kind"] == "regret" else \
-                f"{row['median'][s]:.4f}"
+            text = (
+                f"{row['median'][s]:.2f}" if row["kind"] == "regret" else f"{row['median'][s]:.4f}"
+            )
             cells.append(f"**{text}**" if s in row["best"] else text)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -67,8 +67,16 @@ from ..problems.bbob import bbob_budget, is_bbob_name
 from ..space import Space
 from .spec import RunSpec
 
-__all__ = ["PRESETS", "N_INITIAL", "default_n_calls", "default_n_initial", "check_preset",
-           "build_problem", "paper_initial_design", "minimize_settings"]
+__all__ = [
+    "PRESETS",
+    "N_INITIAL",
+    "default_n_calls",
+    "default_n_initial",
+    "check_preset",
+    "build_problem",
+    "paper_initial_design",
+    "minimize_settings",
+]
 
 #: Accepted values of ``preset``.
 PRESETS = ("default", "paper")
@@ -85,15 +93,31 @@ _DEFAULT_ITERATIONS = {"continuous": 95, "binary": 95, "mixed": 95}
 # apply to them. The conditional model selection: 50 evaluations,
 # 10 of them initial points.
 _OWN_BUDGETS: dict[str, tuple[int, int]] = {
-    name: (50, 10) for name in problem_suites()["model_selection"]}
+    name: (50, 10) for name in problem_suites()["model_selection"]
+}
 
 # The minimize() arguments a run may change; the others (n_calls, random_state,
 # x0, ...) are what makes runs of one seed comparable across surrogates.
-_OVERRIDABLE = {"n_candidates", "local_search", "y_transform", "acq_optimizer",
-                "surrogate_params", "acquisition", "acquisition_params", "initial_design",
-                "n_initial_points", "n_local_candidates", "n_jump_candidates",
-                "n_local_centers", "local_center_spacing", "distance_variance",
-                "explore_every", "explore_length", "jump_every", "jump_distance"}
+_OVERRIDABLE = {
+    "n_candidates",
+    "local_search",
+    "y_transform",
+    "acq_optimizer",
+    "surrogate_params",
+    "acquisition",
+    "acquisition_params",
+    "initial_design",
+    "n_initial_points",
+    "n_local_candidates",
+    "n_jump_candidates",
+    "n_local_centers",
+    "local_center_spacing",
+    "distance_variance",
+    "explore_every",
+    "explore_length",
+    "jump_every",
+    "jump_distance",
+}
 
 
 def _own_budget(problem: str) -> tuple[int, int] | None:
@@ -296,12 +320,18 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
     """
     check_preset(spec.preset)
     n_initial = default_n_initial(spec.problem, spec.preset)
-    settings: dict[str, Any] = {"surrogate": spec.surrogate, "n_initial_points": n_initial,
-                                "n_candidates": 50_000}
+    settings: dict[str, Any] = {
+        "surrogate": spec.surrogate,
+        "n_initial_points": n_initial,
+        "n_candidates": 50_000,
+    }
     if spec.preset == "paper":
-        settings.update(x0=paper_initial_design(problem.space, spec.seed, n_initial),
-                        y_transform="standardize", local_search=False,
-                        random_state=42 * (spec.seed + 1))
+        settings.update(
+            x0=paper_initial_design(problem.space, spec.seed, n_initial),
+            y_transform="standardize",
+            local_search=False,
+            random_state=42 * (spec.seed + 1),
+        )
     else:
         settings.update(random_state=int(spec.seed))
     unknown = set(spec.overrides) - _OVERRIDABLE

@@ -29,15 +29,31 @@ if TYPE_CHECKING:
     from .. import OptimizeResult
     from ..problems import Problem
 
-__all__ = ["SCHEMA_VERSION", "build_record", "trajectory", "to_jsonable", "versions",
-           "load_results", "completed_runs", "append_record"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "build_record",
+    "trajectory",
+    "to_jsonable",
+    "versions",
+    "load_results",
+    "completed_runs",
+    "append_record",
+]
 
 #: Version of the record layout written by :func:`build_record`.
 SCHEMA_VERSION = 1
 
 
-def build_record(spec: RunSpec, problem: Problem, settings: dict, result: OptimizeResult, *,
-                 eval_time: Sequence[float | None], started: str, wall_time: float) -> dict:
+def build_record(
+    spec: RunSpec,
+    problem: Problem,
+    settings: dict,
+    result: OptimizeResult,
+    *,
+    eval_time: Sequence[float | None],
+    started: str,
+    wall_time: float,
+) -> dict:
     """The record of a finished run.
 
     Parameters
@@ -80,39 +96,42 @@ def build_record(spec: RunSpec, problem: Problem, settings: dict, result: Optimi
     recorded = {k: v for k, v in settings.items() if k != "x0"}
     # Only the paper preset passes x0, and its points follow from the seed.
     recorded["x0"] = "paper_initial_design" if "x0" in settings else None
-    return to_jsonable({
-        "schema": SCHEMA_VERSION,
-        "key": spec.key(),
-        "problem": spec.problem,
-        "problem_params": dict(spec.problem_params),
-        "instance_params": problem.params,
-        "surrogate": spec.surrogate,
-        "seed": int(spec.seed),
-        "preset": spec.preset,
-        "overrides": dict(spec.overrides),
-        "n_calls": int(spec.n_calls),
-        "n_evaluated": len(values),
-        "n_initial": int(settings.get("n_initial_points", N_INITIAL)),
-        "optimal_value": problem.optimal_value,
-        "regret_floor": problem.regret_floor,
-        "x": result.x_iters,
-        "values": values,
-        "best_so_far": best_so_far,
-        "regret": regret,
-        "fit_time": result.fit_time.tolist(),
-        "acq_time": result.acq_time.tolist(),
-        "eval_time": list(eval_time),
-        "errors": [e for e in result.errors if e],
-        "settings": recorded,
-        "versions": versions(),
-        "started": started,
-        "wall_time": wall_time,
-        "message": result.message,
-    })
+    return to_jsonable(
+        {
+            "schema": SCHEMA_VERSION,
+            "key": spec.key(),
+            "problem": spec.problem,
+            "problem_params": dict(spec.problem_params),
+            "instance_params": problem.params,
+            "surrogate": spec.surrogate,
+            "seed": int(spec.seed),
+            "preset": spec.preset,
+            "overrides": dict(spec.overrides),
+            "n_calls": int(spec.n_calls),
+            "n_evaluated": len(values),
+            "n_initial": int(settings.get("n_initial_points", N_INITIAL)),
+            "optimal_value": problem.optimal_value,
+            "regret_floor": problem.regret_floor,
+            "x": result.x_iters,
+            "values": values,
+            "best_so_far": best_so_far,
+            "regret": regret,
+            "fit_time": result.fit_time.tolist(),
+            "acq_time": result.acq_time.tolist(),
+            "eval_time": list(eval_time),
+            "errors": [e for e in result.errors if e],
+            "settings": recorded,
+            "versions": versions(),
+            "started": started,
+            "wall_time": wall_time,
+            "message": result.message,
+        }
+    )
 
 
-def trajectory(values: Sequence[float], optimal_value: float | None
-               ) -> tuple[list, list, list | None]:
+def trajectory(
+    values: Sequence[float], optimal_value: float | None
+) -> tuple[list, list, list | None]:
     """A run's values, best-so-far and regret as a record stores them.
 
     Parameters
@@ -191,10 +210,16 @@ def versions() -> dict[str, str]:
 
         import treebo
 
-        _VERSIONS.update(python=platform.python_version(), treebo=treebo.__version__,
-                         numpy=np.__version__, scipy=scipy.__version__,
-                         sklearn=sklearn.__version__, qmcpy=qmcpy.__version__,
-                         platform=platform.platform(), machine=platform.machine())
+        _VERSIONS.update(
+            python=platform.python_version(),
+            treebo=treebo.__version__,
+            numpy=np.__version__,
+            scipy=scipy.__version__,
+            sklearn=sklearn.__version__,
+            qmcpy=qmcpy.__version__,
+            platform=platform.platform(),
+            machine=platform.machine(),
+        )
         commit = _git_commit()
         if commit:
             _VERSIONS["treebo_commit"] = commit
@@ -208,8 +233,13 @@ def _git_commit() -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10, check=True)
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None

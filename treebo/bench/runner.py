@@ -55,8 +55,11 @@ class BenchError(RuntimeError):
         self.failures = failures
 
 
-def run_one(spec: RunSpec, callback: Callable | None = None,
-            storage: str | os.PathLike | SQLiteStorage | None = None) -> dict:
+def run_one(
+    spec: RunSpec,
+    callback: Callable | None = None,
+    storage: str | os.PathLike | SQLiteStorage | None = None,
+) -> dict:
     """Run one benchmark and return its record.
 
     Parameters
@@ -100,8 +103,9 @@ def run_one(spec: RunSpec, callback: Callable | None = None,
     settings = minimize_settings(spec, problem)
     n_initial = settings.get("n_initial_points", N_INITIAL)
     if n_calls <= n_initial:
-        raise ValueError(f"n_calls must be larger than the {n_initial} initial points, got "
-                         f"{spec.n_calls!r}")
+        raise ValueError(
+            f"n_calls must be larger than the {n_initial} initial points, got {spec.n_calls!r}"
+        )
     eval_times: list[float] = []
 
     def objective(x: Any) -> float:
@@ -113,14 +117,22 @@ def run_one(spec: RunSpec, callback: Callable | None = None,
 
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     wall = time.perf_counter()
-    result = minimize(objective, problem.space, n_calls=n_calls, callback=callback,
-                      storage=storage, **settings)
+    result = minimize(
+        objective, problem.space, n_calls=n_calls, callback=callback, storage=storage, **settings
+    )
     wall = time.perf_counter() - wall
     # Evaluations are made one at a time, in order: those of earlier calls on
     # a resumed storage come first, and were timed by those calls.
     earlier = len(result.func_vals) - len(eval_times)
-    return build_record(spec, problem, settings, result, eval_time=[None] * earlier + eval_times,
-                        started=started, wall_time=wall)
+    return build_record(
+        spec,
+        problem,
+        settings,
+        result,
+        eval_time=[None] * earlier + eval_times,
+        started=started,
+        wall_time=wall,
+    )
 
 
 # -- grids -----------------------------------------------------------------------------------
@@ -179,8 +191,9 @@ def parse_int_ranges(tokens: Sequence[str | int], name: str) -> list[int]:
                 elif part:
                     values.append(int(part))
             except ValueError:
-                raise ValueError(f"{name} takes integers and ranges like 0-4, got {token!r}"
-                                 ) from None
+                raise ValueError(
+                    f"{name} takes integers and ranges like 0-4, got {token!r}"
+                ) from None
     if not values or min(values) < 0:
         raise ValueError(f"{name} must give non-negative integers, got {list(tokens)!r}")
     return list(dict.fromkeys(values))
@@ -193,10 +206,16 @@ def _as_list(value: str | Sequence[Any], name: str) -> list:
     return items
 
 
-def plan_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
-              seeds: int | Sequence[int], n_calls: int | None = None, *,
-              preset: str = "default", problem_params: dict | None = None,
-              overrides: dict | None = None) -> list[RunSpec]:
+def plan_grid(
+    problems: str | Sequence[str],
+    surrogates: str | Sequence[str],
+    seeds: int | Sequence[int],
+    n_calls: int | None = None,
+    *,
+    preset: str = "default",
+    problem_params: dict | None = None,
+    overrides: dict | None = None,
+) -> list[RunSpec]:
     """The runs of a grid, validated (unknown names raise ``ValueError`` listing the valid ones).
 
     Parameters
@@ -233,30 +252,48 @@ def plan_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
         problem_family(name)  # raises for unknown names
     for name in surrogates:
         if name not in available_surrogates():
-            raise ValueError(f"unknown surrogate {name!r}; choose one of "
-                             f"{available_surrogates()}")
+            raise ValueError(f"unknown surrogate {name!r}; choose one of {available_surrogates()}")
     for seed in seeds:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seeds must be non-negative integers, got {seed!r}")
     n_initial = max(default_n_initial(p, preset) for p in problems) if problems else N_INITIAL
-    if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int)
-                                or n_calls <= n_initial):
-        raise ValueError(f"n_calls must be an integer > {n_initial} (the initial points), got "
-                         f"{n_calls!r}")
+    if n_calls is not None and (
+        isinstance(n_calls, bool) or not isinstance(n_calls, int) or n_calls <= n_initial
+    ):
+        raise ValueError(
+            f"n_calls must be an integer > {n_initial} (the initial points), got {n_calls!r}"
+        )
     params = problem_params or {}
-    return [RunSpec(problem=p, surrogate=s, seed=int(r),
-                    n_calls=n_calls if n_calls is not None else default_n_calls(p, preset),
-                    preset=preset, problem_params=dict(params.get(p, {})),
-                    overrides=dict(overrides or {}))
-            for p in problems for r in seeds for s in surrogates]
+    return [
+        RunSpec(
+            problem=p,
+            surrogate=s,
+            seed=int(r),
+            n_calls=n_calls if n_calls is not None else default_n_calls(p, preset),
+            preset=preset,
+            problem_params=dict(params.get(p, {})),
+            overrides=dict(overrides or {}),
+        )
+        for p in problems
+        for r in seeds
+        for s in surrogates
+    ]
 
 
-def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
-             seeds: int | Sequence[int], out: str | os.PathLike, n_calls: int | None = None, *,
-             preset: str = "default", problem_params: dict | None = None,
-             overrides: dict | None = None, n_jobs: int | None = None,
-             executor: str | cf.Executor | Client = "process",
-             progress: bool = True) -> list[dict]:
+def run_grid(
+    problems: str | Sequence[str],
+    surrogates: str | Sequence[str],
+    seeds: int | Sequence[int],
+    out: str | os.PathLike,
+    n_calls: int | None = None,
+    *,
+    preset: str = "default",
+    problem_params: dict | None = None,
+    overrides: dict | None = None,
+    n_jobs: int | None = None,
+    executor: str | cf.Executor | Client = "process",
+    progress: bool = True,
+) -> list[dict]:
     """Run every missing run of a grid and append its record to ``out``.
 
     Parameters
@@ -297,23 +334,35 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
     BenchError
         After the grid, if some runs raised; every other run was written.
     """
-    specs = plan_grid(problems, surrogates, seeds, n_calls, preset=preset,
-                      problem_params=problem_params, overrides=overrides)
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int)
-                               or n_jobs < 1):
+    specs = plan_grid(
+        problems,
+        surrogates,
+        seeds,
+        n_calls,
+        preset=preset,
+        problem_params=problem_params,
+        overrides=overrides,
+    )
+    if n_jobs is not None and (
+        isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1
+    ):
         raise ValueError(f"n_jobs must be a positive integer or None, got {n_jobs!r}")
     if isinstance(executor, str):
         if executor not in _EXECUTORS:
-            raise ValueError("executor must be 'process', 'thread', a concurrent.futures."
-                             f"Executor or a dask.distributed.Client, got {executor!r}")
+            raise ValueError(
+                "executor must be 'process', 'thread', a concurrent.futures."
+                f"Executor or a dask.distributed.Client, got {executor!r}"
+            )
     else:
         resolve_executor(n_jobs or 1, executor, None, dry_run=True)  # only checks it
     out = Path(out)
     done = completed_runs(load_results(out)) if out.exists() else {}
     todo = [s for s in specs if done.get(s.key(), 0) < s.n_calls]
     if progress and len(todo) < len(specs):
-        print(f"bench: {len(specs) - len(todo)} of {len(specs)} runs already in {out}, skipped",
-              file=sys.stderr)
+        print(
+            f"bench: {len(specs) - len(todo)} of {len(specs)} runs already in {out}, skipped",
+            file=sys.stderr,
+        )
     if not todo:
         return []
     workers = min(n_jobs or os.cpu_count() or 1, len(todo))
@@ -330,8 +379,11 @@ def run_grid(problems: str | Sequence[str], surrogates: str | Sequence[str],
     finally:
         grid.close()
     if grid.failures:
-        raise BenchError(f"{len(grid.failures)} of {len(todo)} runs failed (the other "
-                         f"{len(grid.records)} were written to {out})", grid.failures)
+        raise BenchError(
+            f"{len(grid.failures)} of {len(todo)} runs failed (the other "
+            f"{len(grid.records)} were written to {out})",
+            grid.failures,
+        )
     return grid.records
 
 
@@ -346,8 +398,11 @@ class _Grid:
         self.failures: list[tuple[RunSpec, str]] = []
         # The bar counts evaluations, so a long run shows progress and the time
         # left; runs in worker processes count when they finish.
-        self.bar = (ProgressBar(sum(spec.n_calls for spec in todo), label="bench",
-                                stream=sys.stderr) if progress else None)
+        self.bar = (
+            ProgressBar(sum(spec.n_calls for spec in todo), label="bench", stream=sys.stderr)
+            if progress
+            else None
+        )
         self.counted = 0  # evaluations of the run in progress in this process
 
     def count_evaluation(self, result: Any) -> None:
@@ -375,8 +430,10 @@ class _Grid:
         self._run_over(spec)
         text = f"{type(error).__name__}: {error}"
         self.failures.append((spec, text))
-        print(f"bench: run {spec.problem}/{spec.surrogate}/seed {spec.seed} failed: {text}",
-              file=sys.stderr)
+        print(
+            f"bench: run {spec.problem}/{spec.surrogate}/seed {spec.seed} failed: {text}",
+            file=sys.stderr,
+        )
         if self.bar:
             self.bar.update(1, failed=len(self.failures))
 
@@ -385,8 +442,9 @@ class _Grid:
             self.bar.close()
 
 
-def _run_in_executor(grid: _Grid, executor: str | cf.Executor | Client, n_jobs: int | None,
-                     workers: int) -> None:
+def _run_in_executor(
+    grid: _Grid, executor: str | cf.Executor | Client, n_jobs: int | None, workers: int
+) -> None:
     """Submit every run of ``grid`` to ``executor`` and settle each as it finishes.
 
     ``"process"`` is :func:`treebo.parallel.process_pool`, shared with

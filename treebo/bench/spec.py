@@ -48,12 +48,19 @@ class RunSpec:
 
     def key(self) -> str:
         """Identity of the run, without ``n_calls``."""
-        return run_key(self.problem, self.problem_params, self.surrogate, self.seed,
-                       self.preset, self.overrides)
+        return run_key(
+            self.problem,
+            self.problem_params,
+            self.surrogate,
+            self.seed,
+            self.preset,
+            self.overrides,
+        )
 
 
-def run_key(problem: str, problem_params: dict, surrogate: str, seed: int, preset: str,
-            overrides: dict) -> str:
+def run_key(
+    problem: str, problem_params: dict, surrogate: str, seed: int, preset: str, overrides: dict
+) -> str:
     """The key of a run from its parts, as :meth:`RunSpec.key` gives it.
 
     Also rebuilds the key of a record that lacks one from the record's fields.
@@ -73,5 +80,8 @@ def run_key(problem: str, problem_params: dict, surrogate: str, seed: int, prese
         A JSON list of the parts, with sorted dictionary keys, so equal runs
         give equal strings.
     """
-    return json.dumps([problem, problem_params, surrogate, int(seed), preset, overrides],
-                      sort_keys=True, default=str)
+    return json.dumps(
+        [problem, problem_params, surrogate, int(seed), preset, overrides],
+        sort_keys=True,
+        default=str,
+    )

@@ -35,8 +35,9 @@ try:
     from optuna.study import Study, StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as _error:
-    raise ImportError("treebo.integration.optuna needs Optuna; install it with: "
-                      "pip install 'treebo[optuna]'") from _error
+    raise ImportError(
+        "treebo.integration.optuna needs Optuna; install it with: pip install 'treebo[optuna]'"
+    ) from _error
 
 from .._checks import check_choice, check_int
 from ..proposal import ProposalPipeline
@@ -65,8 +66,10 @@ _MAX_RETRIES = 3
 # Settings of the proposal pipeline that optimizer_kwargs may set: those of
 # ProposalPipeline.from_settings but the ones that are arguments of the sampler.
 _PIPELINE_KWARGS = tuple(
-    name for name in inspect.signature(ProposalPipeline.from_settings).parameters
-    if name not in ("acquisition", "acquisition_params", "n_candidates"))
+    name
+    for name in inspect.signature(ProposalPipeline.from_settings).parameters
+    if name not in ("acquisition", "acquisition_params", "n_candidates")
+)
 
 # The dimension that holds a trial's budget (its last reported step, plus one)
 # when the study has pruned trials.
@@ -96,10 +99,12 @@ class _Codec:
     """
 
     def __init__(self, name: str, distribution: BaseDistribution):
-        if not isinstance(distribution, (CategoricalDistribution, IntDistribution,
-                                         FloatDistribution)):
-            raise ValueError(f"{type(distribution).__name__} is not a float, int or categorical "
-                             "distribution")
+        if not isinstance(
+            distribution, (CategoricalDistribution, IntDistribution, FloatDistribution)
+        ):
+            raise ValueError(
+                f"{type(distribution).__name__} is not a float, int or categorical distribution"
+            )
         self.distribution = distribution
         self.step: tuple[decimal.Decimal, decimal.Decimal] | None = None
         d = distribution
@@ -117,8 +122,9 @@ class _Codec:
             # the user wrote (0.3, not 0.30000000000000004) and n is exact, as
             # Optuna's own adjustment of high to the grid computes it.
             low, step = decimal.Decimal(str(d.low)), decimal.Decimal(str(d.step))
-            self.dimension = Integer(0, int((decimal.Decimal(str(d.high)) - low) // step),
-                                     name=name)
+            self.dimension = Integer(
+                0, int((decimal.Decimal(str(d.high)) - low) // step), name=name
+            )
             self.step = (low, step)
 
     def to_treebo(self, value: Any) -> Any:
@@ -161,8 +167,9 @@ def _codecs(search_space: Mapping[str, BaseDistribution]) -> dict[str, _Codec]:
     return codecs
 
 
-def _stream_seed(seed: int, number: int, stream: int, words: Sequence[int] = (),
-                 dtype: type = np.uint64) -> int:
+def _stream_seed(
+    seed: int, number: int, stream: int, words: Sequence[int] = (), dtype: type = np.uint64
+) -> int:
     """A seed for one trial's stream, from the sampler's seed and the trial number only."""
     sequence = np.random.SeedSequence([seed, number, stream, *words])
     return int(sequence.generate_state(1, dtype)[0])
@@ -174,8 +181,9 @@ def _name_words(name: str) -> list[int]:
     return [int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little")]
 
 
-def _observation(trial: FrozenTrial, codecs: Mapping[str, _Codec],
-                 sign: float) -> tuple[dict, float, int | None] | None:
+def _observation(
+    trial: FrozenTrial, codecs: Mapping[str, _Codec], sign: float
+) -> tuple[dict, float, int | None] | None:
     """``(point, value, step)`` of a finished trial, or None when it is not modeled.
 
     The value is on treebo's scale (minimized: ``sign`` is -1 for a
@@ -215,8 +223,14 @@ class _StudyData:
     made at the full budget.
     """
 
-    def __init__(self, trials: Sequence[FrozenTrial], current: FrozenTrial,
-                 codecs: Mapping[str, _Codec], sign: float, pending: bool):
+    def __init__(
+        self,
+        trials: Sequence[FrozenTrial],
+        current: FrozenTrial,
+        codecs: Mapping[str, _Codec],
+        sign: float,
+        pending: bool,
+    ):
         finished: list[tuple[dict, float, int | None]] = []
         running: list[dict] = []
         for t in trials:
@@ -267,7 +281,7 @@ class _StudyData:
         """Trials with a finite value at any budget; 0 without one at the full budget."""
         finite = np.isfinite(self.y)
         if self.fixed is not None:
-            (column, value), = self.fixed.items()
+            ((column, value),) = self.fixed.items()
             if not (finite & (self.X[:, column] == value)).any():
                 return 0
         return int(finite.sum())
@@ -426,37 +440,54 @@ class TreeBOSampler(BaseSampler):
     Multi-objective studies are refused (ValueError).
     """
 
-    def __init__(self, *, surrogate: str | Surrogate = "bwo",
-                 surrogate_params: dict | None = None, acquisition: str = "ei",
-                 acquisition_params: dict | None = None, n_startup_trials: int = 10,
-                 n_candidates: int = 50_000, seed: int | None = None,
-                 independent_sampler: BaseSampler | None = None, constant_liar: bool = True,
-                 strategy: str = "cl_min", failure_value: str | float = "worst",
-                 warn_independent_sampling: bool = True,
-                 optimizer_kwargs: dict | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        surrogate: str | Surrogate = "bwo",
+        surrogate_params: dict | None = None,
+        acquisition: str = "ei",
+        acquisition_params: dict | None = None,
+        n_startup_trials: int = 10,
+        n_candidates: int = 50_000,
+        seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        constant_liar: bool = True,
+        strategy: str = "cl_min",
+        failure_value: str | float = "worst",
+        warn_independent_sampling: bool = True,
+        optimizer_kwargs: dict | None = None,
+    ) -> None:
         self._n_startup_trials = check_int(n_startup_trials, "n_startup_trials", 0)
         if seed is not None:
             seed = check_int(seed, "seed", 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
-            raise ValueError("independent_sampler must be an optuna.samplers.BaseSampler or "
-                             f"None, got {independent_sampler!r}")
+            raise ValueError(
+                "independent_sampler must be an optuna.samplers.BaseSampler or "
+                f"None, got {independent_sampler!r}"
+            )
         check_strategy(strategy)
-        for name, flag in (("constant_liar", constant_liar),
-                           ("warn_independent_sampling", warn_independent_sampling)):
+        for name, flag in (
+            ("constant_liar", constant_liar),
+            ("warn_independent_sampling", warn_independent_sampling),
+        ):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
         kwargs = dict(optimizer_kwargs or {})
         unknown = sorted(set(kwargs) - set(_PIPELINE_KWARGS) - {"y_transform"})
         if unknown:
-            raise ValueError(f"optimizer_kwargs must only set {sorted(_PIPELINE_KWARGS)} and "
-                             f"'y_transform', got {unknown} (the others are arguments of "
-                             "TreeBOSampler, or do not apply to it)")
-        self._y_transform = check_choice(kwargs.pop("y_transform", "auto"), "y_transform",
-                                         Y_TRANSFORMS)
+            raise ValueError(
+                f"optimizer_kwargs must only set {sorted(_PIPELINE_KWARGS)} and "
+                f"'y_transform', got {unknown} (the others are arguments of "
+                "TreeBOSampler, or do not apply to it)"
+            )
+        self._y_transform = check_choice(
+            kwargs.pop("y_transform", "auto"), "y_transform", Y_TRANSFORMS
+        )
         self._failure_value = check_failure_value(failure_value)
         self._surrogate = as_surrogate(surrogate, surrogate_params)
         self._pipeline = ProposalPipeline.from_settings(
-            acquisition, acquisition_params, n_candidates=n_candidates, **kwargs)
+            acquisition, acquisition_params, n_candidates=n_candidates, **kwargs
+        )
         self._seed = seed if seed is not None else _fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
@@ -492,14 +523,16 @@ class TreeBOSampler(BaseSampler):
         if self._independent_sampler is not None:
             self._independent_sampler.before_trial(study, trial)
 
-    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
-                    values: Sequence[float] | None) -> None:
+    def after_trial(
+        self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
+    ) -> None:
         """Forward to the independent sampler (treebo keeps nothing between trials)."""
         if self._independent_sampler is not None:
             self._independent_sampler.after_trial(study, trial, state, values)
 
-    def infer_relative_search_space(self, study: Study,
-                                    trial: FrozenTrial) -> dict[str, BaseDistribution]:
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
         """The parameters every finished trial suggested with the same distribution.
 
         Parameters
@@ -521,8 +554,9 @@ class TreeBOSampler(BaseSampler):
         codecs = _codecs(space)
         return {name: space[name] for name in codecs}
 
-    def sample_relative(self, study: Study, trial: FrozenTrial,
-                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         """Propose the relative search space's parameters of ``trial`` with treebo.
 
         Parameters
@@ -548,8 +582,13 @@ class TreeBOSampler(BaseSampler):
         with self._lock:
             return self._propose(_whole_study(study), trial, codecs)
 
-    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
         """Draw one parameter outside the relative search space with the independent sampler.
 
         Parameters
@@ -572,45 +611,64 @@ class TreeBOSampler(BaseSampler):
             n_complete = sum(t.state == TrialState.COMPLETE for t in trials)
             if n_complete >= self._n_startup_trials and param_name not in joint:
                 self._warned.add(param_name)
-                logger.warning("TreeBOSampler: parameter %r (trial %d) is drawn by the "
-                               "independent sampler: it is not in every finished trial with "
-                               "the same distribution (a conditional parameter, or a range "
-                               "that changes), or treebo cannot encode it. Further such "
-                               "draws of it are not reported.", param_name, trial.number)
+                logger.warning(
+                    "TreeBOSampler: parameter %r (trial %d) is drawn by the "
+                    "independent sampler: it is not in every finished trial with "
+                    "the same distribution (a conditional parameter, or a range "
+                    "that changes), or treebo cannot encode it. Further such "
+                    "draws of it are not reported.",
+                    param_name,
+                    trial.number,
+                )
         if self._independent_sampler is not None:
-            return self._independent_sampler.sample_independent(study, trial, param_name,
-                                                                param_distribution)
-        seed = _stream_seed(self._seed, trial.number, _INDEPENDENT_STREAM,
-                            _name_words(param_name), dtype=np.uint32)
-        return RandomSampler(seed=seed).sample_independent(study, trial, param_name,
-                                                           param_distribution)
+            return self._independent_sampler.sample_independent(
+                study, trial, param_name, param_distribution
+            )
+        seed = _stream_seed(
+            self._seed, trial.number, _INDEPENDENT_STREAM, _name_words(param_name), dtype=np.uint32
+        )
+        return RandomSampler(seed=seed).sample_independent(
+            study, trial, param_name, param_distribution
+        )
 
     # -- proposals ---------------------------------------------------------------------
-    def _propose(self, study: Study, trial: FrozenTrial,
-                 codecs: dict[str, _Codec]) -> dict[str, Any]:
+    def _propose(
+        self, study: Study, trial: FrozenTrial, codecs: dict[str, _Codec]
+    ) -> dict[str, Any]:
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         trials = study.get_trials(deepcopy=False)
         # The study's count of treebo proposals places this one in the schedule.
-        n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs
-                         for t in trials)
+        n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs for t in trials)
         rng = np.random.default_rng(_stream_seed(self._seed, trial.number, _MODEL_STREAM))
-        seed = (int(rng.integers(np.iinfo(np.int32).max)) if self._surrogate.seeded
-                else None)
+        seed = int(rng.integers(np.iinfo(np.int32).max)) if self._surrogate.seeded else None
         params: dict[str, Any] = {}
         for _ in range(1 + _MAX_RETRIES):
             data = _StudyData(trials, trial, codecs, sign, self._constant_liar)
             if data.n_valued < max(self._n_startup_trials, 1):
                 return {}
             try:
-                proposal, = self._pipeline.propose(
-                    data.space, data.X, data.y, surrogate=self._surrogate, rng=rng,
-                    pending=data.pending, step=n_proposed, seed=seed, strategy=self._strategy,
-                    failure_value=self._failure_value, y_transform=self._y_transform,
-                    fixed=data.fixed)
+                (proposal,) = self._pipeline.propose(
+                    data.space,
+                    data.X,
+                    data.y,
+                    surrogate=self._surrogate,
+                    rng=rng,
+                    pending=data.pending,
+                    step=n_proposed,
+                    seed=seed,
+                    strategy=self._strategy,
+                    failure_value=self._failure_value,
+                    y_transform=self._y_transform,
+                    fixed=data.fixed,
+                )
             except SpaceExhausted:
-                logger.info("TreeBOSampler: every point of the relative search space %s has "
-                            "been evaluated or is pending; trial %d is drawn by the "
-                            "independent sampler", sorted(codecs), trial.number)
+                logger.info(
+                    "TreeBOSampler: every point of the relative search space %s has "
+                    "been evaluated or is pending; trial %d is drawn by the "
+                    "independent sampler",
+                    sorted(codecs),
+                    trial.number,
+                )
                 return {}
             point = data.decode(proposal.point)
             params = {name: codec.to_optuna(point[name]) for name, codec in codecs.items()}
@@ -624,17 +682,22 @@ class TreeBOSampler(BaseSampler):
             others = _StudyData(trials, trial, codecs, sign, True).points
             if point not in others:
                 return params
-            logger.info("TreeBOSampler: trial %d's proposal is also another trial's, which "
-                        "was proposed meanwhile; proposing again", trial.number)
+            logger.info(
+                "TreeBOSampler: trial %d's proposal is also another trial's, which "
+                "was proposed meanwhile; proposing again",
+                trial.number,
+            )
         return params
 
 
-def _publish(study: Study, trial: FrozenTrial, codecs: Mapping[str, _Codec],
-             params: Mapping[str, Any]) -> None:
+def _publish(
+    study: Study, trial: FrozenTrial, codecs: Mapping[str, _Codec], params: Mapping[str, Any]
+) -> None:
     """Write ``params`` into ``trial``'s system attributes for other workers to read."""
-    text = json.dumps({name: codecs[name].distribution.to_internal_repr(value)
-                       for name, value in params.items()})
-    chunks = [text[i:i + _CHUNK] for i in range(0, len(text), _CHUNK)]
+    text = json.dumps(
+        {name: codecs[name].distribution.to_internal_repr(value) for name, value in params.items()}
+    )
+    chunks = [text[i : i + _CHUNK] for i in range(0, len(text), _CHUNK)]
     # Optuna offers samplers no public way to annotate a trial; its own
     # samplers write system attributes through the study's storage too.
     storage, trial_id = study._storage, trial._trial_id
@@ -663,9 +726,11 @@ def _whole_study(study: Study) -> Study:
 
 def _check_single_objective(study: Study) -> None:
     if len(study.directions) > 1:
-        raise ValueError(f"TreeBOSampler optimizes one objective; this study has "
-                         f"{len(study.directions)} (directions {study.directions}). Use a "
-                         "multi-objective sampler such as optuna.samplers.NSGAIISampler.")
+        raise ValueError(
+            f"TreeBOSampler optimizes one objective; this study has "
+            f"{len(study.directions)} (directions {study.directions}). Use a "
+            "multi-objective sampler such as optuna.samplers.NSGAIISampler."
+        )
 
 
 def _fresh_seed() -> int:

@@ -13,5 +13,14 @@ from .loop import BUDGET_NAME, minimize_multifidelity
 from .proposal import MODEL_BUDGETS, ConfigurationModel
 from .schedule import Job, RungSchedule
 
-__all__ = ["minimize_multifidelity", "hyperband_brackets", "rung_budgets", "Bracket",
-           "RungSchedule", "Job", "ConfigurationModel", "MODEL_BUDGETS", "BUDGET_NAME"]
+__all__ = [
+    "minimize_multifidelity",
+    "hyperband_brackets",
+    "rung_budgets",
+    "Bracket",
+    "RungSchedule",
+    "Job",
+    "ConfigurationModel",
+    "MODEL_BUDGETS",
+    "BUDGET_NAME",
+]

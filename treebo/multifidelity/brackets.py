@@ -53,8 +53,7 @@ def _n_rungs(min_budget: float, max_budget: float, eta: float) -> int:
     return int(math.floor(math.log(max_budget / min_budget) / math.log(eta) + _LOG_SLACK))
 
 
-def rung_budgets(min_budget: float, max_budget: float, eta: float,
-                 integer: bool = False) -> list:
+def rung_budgets(min_budget: float, max_budget: float, eta: float, integer: bool = False) -> list:
     """Every rung budget, lowest first, ending with ``max_budget``.
 
     Parameters
@@ -86,8 +85,9 @@ def rung_budgets(min_budget: float, max_budget: float, eta: float,
     return rounded
 
 
-def hyperband_brackets(min_budget: float, max_budget: float, eta: float,
-                       integer: bool = False) -> list[Bracket]:
+def hyperband_brackets(
+    min_budget: float, max_budget: float, eta: float, integer: bool = False
+) -> list[Bracket]:
     """The brackets of one Hyperband iteration, the most exploratory first.
 
     Parameters
@@ -104,9 +104,9 @@ def hyperband_brackets(min_budget: float, max_budget: float, eta: float,
     s_max = len(budgets) - 1
     brackets = []
     for s in range(s_max, -1, -1):
-        n = int(math.ceil((s_max + 1) / (s + 1) * eta ** s - _LOG_SLACK))
-        sizes = tuple(max(int(math.floor(n * eta ** -i + _LOG_SLACK)), 1) for i in range(s + 1))
-        brackets.append(Bracket(s=s, budgets=tuple(budgets[s_max - s:]), sizes=sizes))
+        n = int(math.ceil((s_max + 1) / (s + 1) * eta**s - _LOG_SLACK))
+        sizes = tuple(max(int(math.floor(n * eta**-i + _LOG_SLACK)), 1) for i in range(s + 1))
+        brackets.append(Bracket(s=s, budgets=tuple(budgets[s_max - s :]), sizes=sizes))
     return brackets
 
 

@@ -49,15 +49,26 @@ BUDGET_NAME = "budget"
 _RANDOM_TRIES = 100
 
 
-def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_budget: float,
-                           max_budget: float, total_budget: float, eta: float = 3, *,
-                           surrogate: str | Surrogate = "bwo", n_jobs: int | None = None,
-                           executor: Any = None, storage: Any = None, random_state: Any = None,
-                           model_budget: str = "max", random_fraction: float = 0.2,
-                           surrogate_params: dict | None = None,
-                           catch: type[Exception] | tuple | None = None,
-                           callback: Callable | None = None,
-                           verbose: bool = False) -> OptimizeResult:
+def minimize_multifidelity(
+    func: Callable[[Any, Any], float],
+    space: Any,
+    min_budget: float,
+    max_budget: float,
+    total_budget: float,
+    eta: float = 3,
+    *,
+    surrogate: str | Surrogate = "bwo",
+    n_jobs: int | None = None,
+    executor: Any = None,
+    storage: Any = None,
+    random_state: Any = None,
+    model_budget: str = "max",
+    random_fraction: float = 0.2,
+    surrogate_params: dict | None = None,
+    catch: type[Exception] | tuple | None = None,
+    callback: Callable | None = None,
+    verbose: bool = False,
+) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
     Hyperband's brackets (:func:`~treebo.multifidelity.hyperband_brackets`)
@@ -159,16 +170,33 @@ def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_bu
     prototype = _surrogate(surrogate, surrogate_params)
 
     budget_dim, augmented = _augmented_space(config_space, min_budget, max_budget, integer)
-    optimizer = Optimizer(augmented, surrogate=surrogate, surrogate_params=surrogate_params,
-                          n_initial_points=0, random_state=seed, storage=storage,
-                          resume_pending="keep")
+    optimizer = Optimizer(
+        augmented,
+        surrogate=surrogate,
+        surrogate_params=surrogate_params,
+        n_initial_points=0,
+        random_state=seed,
+        storage=storage,
+        resume_pending="keep",
+    )
     try:
         assert budget_dim.name is not None  # named by _augmented_space
-        run = _Run(func, optimizer, config_space, budget_dim.name,
-                   hyperband_brackets(min_budget, max_budget, eta, integer), eta,
-                   total_budget * max_budget, max_budget, catch, seed,
-                   ConfigurationModel(config_space, prototype, model_budget=model_budget),
-                   random_fraction, callback, verbose)
+        run = _Run(
+            func,
+            optimizer,
+            config_space,
+            budget_dim.name,
+            hyperband_brackets(min_budget, max_budget, eta, integer),
+            eta,
+            total_budget * max_budget,
+            max_budget,
+            catch,
+            seed,
+            ConfigurationModel(config_space, prototype, model_budget=model_budget),
+            random_fraction,
+            callback,
+            verbose,
+        )
         return run.loop(n_jobs, executor)
     finally:
         optimizer.close()
@@ -177,23 +205,33 @@ def minimize_multifidelity(func: Callable[[Any, Any], float], space: Any, min_bu
 def _check_budgets(min_budget: Any, max_budget: Any) -> bool:
     """Whether the budgets are integers; a ValueError if they are not valid budgets."""
     for name, value in (("min_budget", min_budget), ("max_budget", max_budget)):
-        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                or not math.isfinite(value) or value <= 0):
-            raise ValueError(f"{name} must be a positive finite number (an int for integer "
-                             f"budgets such as epochs), got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(
+                f"{name} must be a positive finite number (an int for integer "
+                f"budgets such as epochs), got {value!r}"
+            )
     if min_budget > max_budget:
-        raise ValueError(f"min_budget must be at most max_budget, got min_budget={min_budget!r} "
-                         f"and max_budget={max_budget!r}")
+        raise ValueError(
+            f"min_budget must be at most max_budget, got min_budget={min_budget!r} "
+            f"and max_budget={max_budget!r}"
+        )
     return isinstance(min_budget, numbers.Integral) and isinstance(max_budget, numbers.Integral)
 
 
 def _check_seed(random_state: Any) -> int:
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
-    if (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
-            or random_state < 0):
-        raise ValueError(f"random_state must be a non-negative int or None, got "
-                         f"{random_state!r}")
+    if (
+        isinstance(random_state, bool)
+        or not isinstance(random_state, numbers.Integral)
+        or random_state < 0
+    ):
+        raise ValueError(f"random_state must be a non-negative int or None, got {random_state!r}")
     return int(random_state)
 
 
@@ -202,16 +240,21 @@ def _surrogate(surrogate: Any, params: dict | None) -> Surrogate:
         return make_surrogate(surrogate, **(params or {}))
     if isinstance(surrogate, Surrogate):
         return surrogate
-    raise ValueError("surrogate must be a registered name or a Surrogate instance, got "
-                     f"{surrogate!r}")
+    raise ValueError(
+        f"surrogate must be a registered name or a Surrogate instance, got {surrogate!r}"
+    )
 
 
-def _augmented_space(space: Space, min_budget: Any, max_budget: Any,
-                     integer: bool) -> tuple[Real | Integer, Space]:
+def _augmented_space(
+    space: Space, min_budget: Any, max_budget: Any, integer: bool
+) -> tuple[Real | Integer, Space]:
     """The budget dimension, and the configuration space with it appended."""
     name = BUDGET_NAME if BUDGET_NAME not in space.names else BUDGET_NAME + "_"
-    budget = (Integer(int(min_budget), int(max_budget), "log-uniform", name=name) if integer
-              else Real(float(min_budget), float(max_budget), "log-uniform", name=name))
+    budget = (
+        Integer(int(min_budget), int(max_budget), "log-uniform", name=name)
+        if integer
+        else Real(float(min_budget), float(max_budget), "log-uniform", name=name)
+    )
     if space.to_dict()["points_are_dicts"]:
         return budget, Space({**dict(zip(space.names, space.dimensions)), name: budget})
     return budget, Space([*space.dimensions, budget])
@@ -230,10 +273,23 @@ class _WithBudget:
 class _Run:
     """One multi-fidelity run: the schedule, the model and the evaluation loop."""
 
-    def __init__(self, func: Callable, optimizer: Optimizer, space: Space, budget_name: str,
-                 brackets: list, eta: float, cap: float, max_budget: Any, catch: Any,
-                 seed: int, model: ConfigurationModel, random_fraction: float,
-                 callback: Callable | None, verbose: bool):
+    def __init__(
+        self,
+        func: Callable,
+        optimizer: Optimizer,
+        space: Space,
+        budget_name: str,
+        brackets: list,
+        eta: float,
+        cap: float,
+        max_budget: Any,
+        catch: Any,
+        seed: int,
+        model: ConfigurationModel,
+        random_fraction: float,
+        callback: Callable | None,
+        verbose: bool,
+    ):
         self.objective = GuardedObjective(_WithBudget(func), catch)
         self.optimizer = optimizer
         self.space = space
@@ -307,8 +363,7 @@ class _Run:
                                 break
                             job.key = self.key(config)
                             configs[job.key] = config
-                        trial = self.optimizer.add_pending(self.join(configs[job.key],
-                                                                     job.budget))
+                        trial = self.optimizer.add_pending(self.join(configs[job.key], job.budget))
                         schedule.record(job.key, job.budget)
                         committed += float(job.budget)
                     assert job.key is not None  # a promotion's key, or the new one above
@@ -335,13 +390,15 @@ class _Run:
         result.message = message or "spent the total budget"
         return result
 
-    def tell(self, future: cf.Future, trial: Trial, job: Job, schedule: RungSchedule,
-             seconds: float) -> str | None:
+    def tell(
+        self, future: cf.Future, trial: Trial, job: Job, schedule: RungSchedule, seconds: float
+    ) -> str | None:
         try:
             value = future.result()
         except Exception as error:  # noqa: BLE001 - a lost worker fails the trial, not the run
-            self.optimizer.tell_trial(trial, None, error=f"{type(error).__name__}: {error}",
-                                      eval_time=seconds)
+            self.optimizer.tell_trial(
+                trial, None, error=f"{type(error).__name__}: {error}", eval_time=seconds
+            )
         else:
             self.watch.tell_trial(trial, value, eval_time=seconds)
         schedule.tell(job, trial.value if trial.status == "complete" else None)
@@ -349,10 +406,18 @@ class _Run:
         result = self.result() if (self.verbose or self.callback is not None) else None
         if self.verbose and result is not None:
             shown = f"{trial.value:.6g}" if trial.status == "complete" else "failed"
-            print(f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
-                  f"best at max budget = {result.fun:.6g}", file=sys.stdout, flush=True)
-        if stop is None and self.callback is not None and result is not None \
-                and self.callback(result):
+            print(
+                f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
+                f"best at max budget = {result.fun:.6g}",
+                file=sys.stdout,
+                flush=True,
+            )
+        if (
+            stop is None
+            and self.callback is not None
+            and result is not None
+            and self.callback(result)
+        ):
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
 
@@ -361,7 +426,7 @@ class _Run:
         rng = np.random.default_rng([self.seed, len(self.optimizer.trials)])
         X, y, _ = self.optimizer.history.observations()
         complete = np.isfinite(y)
-        if (complete.sum() >= self.model.n_min and rng.random() >= self.random_fraction):
+        if complete.sum() >= self.model.n_min and rng.random() >= self.random_fraction:
             values = training_values(y)
             ranked, _, _ = self.model.rank(X[:, :-1], values, X[:, -1], self.rung_columns, rng)
             for config in self.space.decode(ranked[:256]):
@@ -378,18 +443,27 @@ class _Run:
         points = [self.split(t.x) for t in told]
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
         budgets = [b for _, b in points]
-        at_max = [i for i, (t, b) in enumerate(zip(told, budgets))
-                  if t.status == "complete" and b == self.max_budget]
+        at_max = [
+            i
+            for i, (t, b) in enumerate(zip(told, budgets))
+            if t.status == "complete" and b == self.max_budget
+        ]
         best = min(at_max, key=lambda i: values[i]) if at_max else None
         return OptimizeResult(
             x=points[best][0] if best is not None else None,
             fun=float(values[best]) if best is not None else math.nan,
-            x_iters=[c for c, _ in points], func_vals=values, budgets=budgets,
-            statuses=[t.status for t in told], errors=[t.error for t in told],
-            eval_time=np.array([t.eval_time if t.eval_time is not None else math.nan
-                                for t in told]),
-            spent=float(sum(budgets)) / float(self.max_budget), space=self.space,
+            x_iters=[c for c, _ in points],
+            func_vals=values,
+            budgets=budgets,
+            statuses=[t.status for t in told],
+            errors=[t.error for t in told],
+            eval_time=np.array(
+                [t.eval_time if t.eval_time is not None else math.nan for t in told]
+            ),
+            spent=float(sum(budgets)) / float(self.max_budget),
+            space=self.space,
             n_failed=sum(t.status == "failed" for t in told),
-            surrogate=self.optimizer.surrogate_name, direction="minimize", message="")
-
-
+            surrogate=self.optimizer.surrogate_name,
+            direction="minimize",
+            message="",
+        )

@@ -48,8 +48,16 @@ class ConfigurationModel:
     n_centers : int
     """
 
-    def __init__(self, space: Space, surrogate: Surrogate, *, model_budget: str = "max",
-                 n_candidates: int = 2048, n_local: int = 200, n_centers: int = 5):
+    def __init__(
+        self,
+        space: Space,
+        surrogate: Surrogate,
+        *,
+        model_budget: str = "max",
+        n_candidates: int = 2048,
+        n_local: int = 200,
+        n_centers: int = 5,
+    ):
         self.space = space
         self.surrogate = surrogate
         self.model_budget = model_budget
@@ -62,9 +70,14 @@ class ConfigurationModel:
         """Complete evaluations a scoring budget needs (``"highest"``), and the model at all."""
         return self.space.n_columns + 2
 
-    def rank(self, X: np.ndarray, values: np.ndarray, budget_column: np.ndarray,
-             rung_columns: np.ndarray, rng: np.random.Generator
-             ) -> tuple[np.ndarray, float, float]:
+    def rank(
+        self,
+        X: np.ndarray,
+        values: np.ndarray,
+        budget_column: np.ndarray,
+        rung_columns: np.ndarray,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, float, float]:
         """Candidate configurations, the most promising first.
 
         Parameters
@@ -102,15 +115,19 @@ class ConfigurationModel:
         observed_mean = model.predict(np.column_stack([observed, np.full(len(observed), column)]))
         best = float(np.min(observed_mean))
         order = np.argsort(observed_mean)
-        centers = observed[order[:self.n_centers]]
+        centers = observed[order[: self.n_centers]]
         if at_scoring.any():  # the best configurations actually seen at the scoring budget
-            seen = X[at_scoring][np.argsort(z[at_scoring])[:self.n_centers]]
+            seen = X[at_scoring][np.argsort(z[at_scoring])[: self.n_centers]]
             centers = np.vstack([seen, centers])
-        candidates = np.vstack([
-            self.space.snap(sobol_candidates(self.n_candidates, self.space.n_columns, rng)),
-            local_candidates(self.space, centers, self.n_local, rng)])
-        prediction = model.predict_dist(np.column_stack([candidates,
-                                                         np.full(len(candidates), column)]))
+        candidates = np.vstack(
+            [
+                self.space.snap(sobol_candidates(self.n_candidates, self.space.n_columns, rng)),
+                local_candidates(self.space, centers, self.n_local, rng),
+            ]
+        )
+        prediction = model.predict_dist(
+            np.column_stack([candidates, np.full(len(candidates), column)])
+        )
         score = log_expected_improvement(prediction.mean, prediction.std, best)
         # Ties (flat regions of a forest) are broken at random, not by candidate order.
         ranked = np.lexsort((rng.random(len(score)), -score))

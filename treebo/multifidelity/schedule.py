@@ -70,8 +70,9 @@ class _Open:
 
     def told(self, i: int) -> list[tuple[float, str]]:
         """(value, key) of the complete evaluations at rung ``i``, best first."""
-        return sorted((v, k) for k, v in self.values[i].items()
-                      if v is not None and k not in self.failed[i])
+        return sorted(
+            (v, k) for k, v in self.values[i].items() if v is not None and k not in self.failed[i]
+        )
 
     def n_told(self, i: int) -> int:
         return sum(v is not None or k in self.failed[i] for k, v in self.values[i].items())
@@ -131,16 +132,21 @@ class RungSchedule:
             b, i = self.where[key]
             bracket = self.open[b]
             bracket.promoted[i].add(key)
-            job = Job(key, b, i + 1, bracket.plan.budgets[i + 1] if i + 1 < len(
-                bracket.plan.budgets) else None)
+            job = Job(
+                key,
+                b,
+                i + 1,
+                bracket.plan.budgets[i + 1] if i + 1 < len(bracket.plan.budgets) else None,
+            )
         else:
             b = self._bracket_for_new()
             job = Job(key, b, 0, self.open[b].plan.budgets[0])
-        if job.budget is None or not math.isclose(float(job.budget), float(budget),
-                                                   rel_tol=1e-9):
-            raise ValueError(f"an evaluation at budget {budget!r} does not fit the schedule "
-                             f"(expected {job.budget!r}): the study was recorded with other "
-                             "min_budget, max_budget or eta")
+        if job.budget is None or not math.isclose(float(job.budget), float(budget), rel_tol=1e-9):
+            raise ValueError(
+                f"an evaluation at budget {budget!r} does not fit the schedule "
+                f"(expected {job.budget!r}): the study was recorded with other "
+                "min_budget, max_budget or eta"
+            )
         self.open[job.bracket].values[job.rung][key] = None
         self.where[key] = (job.bracket, job.rung)
         return job
@@ -182,7 +188,7 @@ class RungSchedule:
             return None
         told = bracket.told(i)
         if self.asynchronous:
-            best = told[:int(bracket.n_told(i) // self.eta)]
+            best = told[: int(bracket.n_told(i) // self.eta)]
         elif bracket.rung_done(i):
             best = told[:quota]
         else:

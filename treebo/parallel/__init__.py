@@ -43,8 +43,14 @@ and ``scheduler`` (the loop that keeps evaluations in flight).
 from .executors import process_pool, resolve_executor, warm_up
 from .scheduler import TrialProtocol, run_evaluations
 
-__all__ = ["resolve_executor", "run_evaluations", "process_pool", "warm_up",
-           "DASK_NO_WORKERS_TIMEOUT", "TrialProtocol"]
+__all__ = [
+    "resolve_executor",
+    "run_evaluations",
+    "process_pool",
+    "warm_up",
+    "DASK_NO_WORKERS_TIMEOUT",
+    "TrialProtocol",
+]
 
 #: Seconds a Dask cluster may have no workers, while evaluations wait for one,
 #: before the run stops. Raise it for an adaptive cluster that scales up from

@@ -21,8 +21,15 @@ from typing import Any
 
 from .task import bind_to_driver
 
-__all__ = ["InlineExecutor", "process_pool", "discard_pool", "warm_up", "resolve_executor",
-           "dask_client_of", "count_dask_workers"]
+__all__ = [
+    "InlineExecutor",
+    "process_pool",
+    "discard_pool",
+    "warm_up",
+    "resolve_executor",
+    "dask_client_of",
+    "count_dask_workers",
+]
 
 
 class InlineExecutor(cf.Executor):
@@ -78,8 +85,12 @@ def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
             pool.shutdown(wait=False, kill_workers=True)
             pool = None
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=n_workers, timeout=300,
-                                       initializer=bind_to_driver, initargs=(os.getpid(),))
+            pool = ProcessPoolExecutor(
+                max_workers=n_workers,
+                timeout=300,
+                initializer=bind_to_driver,
+                initargs=(os.getpid(),),
+            )
             _POOL.update(executor=pool, n_workers=n_workers)
         return pool
 
@@ -135,12 +146,16 @@ def warm_up(executor: cf.Executor, n_workers: int, seconds: float = 0.1) -> floa
 
 
 def _is_dask_client(executor: Any) -> bool:
-    return (not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor")
-            and hasattr(executor, "nthreads"))
+    return (
+        not isinstance(executor, cf.Executor)
+        and hasattr(executor, "get_executor")
+        and hasattr(executor, "nthreads")
+    )
 
 
-def resolve_executor(n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = False,
-                     max_workers: int | None = None) -> tuple[cf.Executor | None, int, bool]:
+def resolve_executor(
+    n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = False, max_workers: int | None = None
+) -> tuple[cf.Executor | None, int, bool]:
     """Validate ``n_jobs``, ``executor`` and ``timeout`` and pick where evaluations run.
 
     Parameters
@@ -180,18 +195,27 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = F
         without ``n_jobs``.
     """
     if n_jobs is not None:
-        if (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
-                or not (n_jobs >= 1 or n_jobs == -1)):
+        if (
+            isinstance(n_jobs, bool)
+            or not isinstance(n_jobs, numbers.Integral)
+            or not (n_jobs >= 1 or n_jobs == -1)
+        ):
             raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
         n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-    if timeout is not None and (isinstance(timeout, bool)
-                                or not isinstance(timeout, numbers.Real)
-                                or not math.isfinite(timeout) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if executor is not None and not (isinstance(executor, cf.Executor)
-                                     or _is_dask_client(executor)):
-        raise ValueError("executor must be a concurrent.futures.Executor or a "
-                         f"dask.distributed.Client, got {executor!r}")
+    if executor is not None and not (
+        isinstance(executor, cf.Executor) or _is_dask_client(executor)
+    ):
+        raise ValueError(
+            "executor must be a concurrent.futures.Executor or a "
+            f"dask.distributed.Client, got {executor!r}"
+        )
     if executor is None:
         n_workers = n_jobs or 1
         if max_workers is not None:
@@ -213,8 +237,11 @@ def resolve_executor(n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = F
         # concurrent.futures pools keep their size in _max_workers, a Dask
         # ClientExecutor (client.get_executor()) its client in _client.
         client = getattr(executor, "_client", None)
-        size = (sum(client.nthreads().values()) if hasattr(client, "nthreads")
-                else getattr(executor, "_max_workers", None))
+        size = (
+            sum(client.nthreads().values())
+            if hasattr(client, "nthreads")
+            else getattr(executor, "_max_workers", None)
+        )
         n_workers = n_jobs or size
     if not n_workers:
         raise ValueError(f"cannot tell how many workers {executor!r} has; pass n_jobs")

@@ -58,8 +58,9 @@ class TrialProtocol(Protocol):
     def ask_trials(self, n_points: int, strategy: str) -> list[Trial]:
         """Propose up to ``n_points`` pending trials."""
 
-    def tell_trial(self, trial: Trial, y: Any, *, error: str | None = None,
-                   eval_time: float | None = None) -> None:
+    def tell_trial(
+        self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
+    ) -> None:
         """Record the value (or the failure) of a pending trial."""
 
     def mark_interrupted(self, trials: list[Trial]) -> None:
@@ -70,14 +71,24 @@ class TrialProtocol(Protocol):
 class _Job:
     trial: Trial
     submitted_at: float = 0.0
-    attempts: int = 0     # evaluations the executor lost: what max_retries bounds
+    attempts: int = 0  # evaluations the executor lost: what max_retries bounds
     submissions: int = 0  # every submission, retries and resubmissions after a kill included
 
 
-def run_evaluations(optimizer: TrialProtocol, func: Callable, budget: int, *, x0: list,
-                    executor: cf.Executor, n_workers: int, owned: bool,
-                    timeout: float | None, strategy: str, max_retries: int,
-                    on_tell: Callable[[Trial], str | None]) -> str | None:
+def run_evaluations(
+    optimizer: TrialProtocol,
+    func: Callable,
+    budget: int,
+    *,
+    x0: list,
+    executor: cf.Executor,
+    n_workers: int,
+    owned: bool,
+    timeout: float | None,
+    strategy: str,
+    max_retries: int,
+    on_tell: Callable[[Trial], str | None],
+) -> str | None:
     """Ask, evaluate and tell until ``budget`` evaluations are made or the run stops.
 
     Parameters
@@ -116,8 +127,19 @@ def run_evaluations(optimizer: TrialProtocol, func: Callable, budget: int, *, x0
     KeyboardInterrupt
         Ctrl-C in the driver: the trials in flight stay pending.
     """
-    loop = _EvaluationLoop(optimizer, func, budget, x0, executor, n_workers, owned, timeout,
-                           strategy, max_retries, on_tell)
+    loop = _EvaluationLoop(
+        optimizer,
+        func,
+        budget,
+        x0,
+        executor,
+        n_workers,
+        owned,
+        timeout,
+        strategy,
+        max_retries,
+        on_tell,
+    )
     return loop.run()
 
 
@@ -127,9 +149,20 @@ _REFUSED = "stopped: the executor refused new evaluations"
 class _EvaluationLoop:
     """The state of one :func:`run_evaluations` call (see there for the arguments)."""
 
-    def __init__(self, optimizer: TrialProtocol, func: Callable, budget: int, x0: list,
-                 executor: cf.Executor, n_workers: int, owned: bool, timeout: float | None,
-                 strategy: str, max_retries: int, on_tell: Callable[[Trial], str | None]):
+    def __init__(
+        self,
+        optimizer: TrialProtocol,
+        func: Callable,
+        budget: int,
+        x0: list,
+        executor: cf.Executor,
+        n_workers: int,
+        owned: bool,
+        timeout: float | None,
+        strategy: str,
+        max_retries: int,
+        on_tell: Callable[[Trial], str | None],
+    ):
         self.optimizer, self.func, self.budget = optimizer, func, budget
         self.executor, self.n_workers, self.timeout = executor, n_workers, timeout
         self.strategy, self.max_retries, self.on_tell = strategy, max_retries, on_tell
@@ -154,8 +187,9 @@ class _EvaluationLoop:
                 # flight is still waited for; after a stop it is not.
                 if self.stop_now or not self.in_flight:
                     break
-                done, _ = cf.wait(list(self.in_flight), timeout=self._wait_time(),
-                                  return_when=cf.FIRST_COMPLETED)
+                done, _ = cf.wait(
+                    list(self.in_flight), timeout=self._wait_time(), return_when=cf.FIRST_COMPLETED
+                )
                 for future in sorted(done, key=lambda f: self.in_flight[f].trial.number):
                     self._settle(future, self.in_flight.pop(future))
                 if self.timeout is not None:
@@ -176,13 +210,19 @@ class _EvaluationLoop:
             try:
                 self.optimizer.mark_interrupted(pending)
             except Exception as error:  # noqa: BLE001 - the interrupt is what the caller must see
-                logger.warning("could not record the interrupted trials %s: %s",
-                               [t.number for t in pending], error)
+                logger.warning(
+                    "could not record the interrupted trials %s: %s",
+                    [t.number for t in pending],
+                    error,
+                )
 
     def _fill(self) -> None:
         """Keep ``n_workers`` evaluations in flight while the budget lasts."""
-        while (self.message is None and len(self.in_flight) < self.n_workers
-               and self.submitted < self.budget):
+        while (
+            self.message is None
+            and len(self.in_flight) < self.n_workers
+            and self.submitted < self.budget
+        ):
             free = min(self.n_workers - len(self.in_flight), self.budget - self.submitted)
             trials = []
             while self.queue and len(trials) < free:
@@ -214,8 +254,14 @@ class _EvaluationLoop:
         token = (job.trial.number, job.submissions)
         # A copy: an objective that changes its argument in place must not
         # change the recorded point (worker processes get a copy anyway).
-        args = (evaluate_task, self.func, copy.deepcopy(job.trial.x), self.timeout,
-                self.driver_pid, token)
+        args = (
+            evaluate_task,
+            self.func,
+            copy.deepcopy(job.trial.x),
+            self.timeout,
+            self.driver_pid,
+            token,
+        )
         try:
             future = self._executor_submit(args)
         except Exception as error:  # noqa: BLE001 - an executor that refuses work ends the run
@@ -276,21 +322,29 @@ class _EvaluationLoop:
     def _lost(self, job: _Job, reason: str) -> None:
         job.attempts += 1
         if job.attempts <= self.max_retries and not self.stop_now:
-            logger.warning("trial %d: evaluation lost (%s); submitting it again "
-                           "(retry %d of %d)", job.trial.number, reason, job.attempts,
-                           self.max_retries)
+            logger.warning(
+                "trial %d: evaluation lost (%s); submitting it again (retry %d of %d)",
+                job.trial.number,
+                reason,
+                job.attempts,
+                self.max_retries,
+            )
             self._submit(job)
             return
-        logger.warning("trial %d: evaluation lost (%s); recorded as failed",
-                       job.trial.number, reason)
+        logger.warning(
+            "trial %d: evaluation lost (%s); recorded as failed", job.trial.number, reason
+        )
         self._tell(job, None, f"evaluation lost: {reason}", None)
 
     def _expire(self) -> None:
         """Fail the evaluations the driver gives up on, and free their workers if it can."""
         now = time.monotonic()
         limit = self.timeout + _TIMEOUT_GRACE
-        overdue = [(future, job) for future, job in self.in_flight.items()
-                   if now - job.submitted_at >= limit and not future.done()]
+        overdue = [
+            (future, job)
+            for future, job in self.in_flight.items()
+            if now - job.submitted_at >= limit and not future.done()
+        ]
         if not overdue:
             return
         for future, _ in overdue:
@@ -304,9 +358,12 @@ class _EvaluationLoop:
             # evaluations would queue behind it, for ever.
             self._kill_pool()
         for _, job in sorted(overdue, key=lambda item: item[1].trial.number):
-            logger.warning("trial %d: no result %g s after its timeout; recorded as failed%s",
-                           job.trial.number, _TIMEOUT_GRACE,
-                           " and its worker killed" if self.own_pool else "")
+            logger.warning(
+                "trial %d: no result %g s after its timeout; recorded as failed%s",
+                job.trial.number,
+                _TIMEOUT_GRACE,
+                " and its worker killed" if self.own_pool else "",
+            )
             self._tell(job, None, timeout_text(self.timeout), None)
         if self.own_pool:
             self._resubmit_killed()
@@ -330,9 +387,11 @@ class _EvaluationLoop:
         if self.no_workers_since is None:
             self.no_workers_since = now
         if now - self.no_workers_since >= self.no_workers_timeout:
-            self.message = (f"stopped: the Dask cluster has no workers (none for "
-                            f"{self.no_workers_timeout:g} s); the {len(self.in_flight)} "
-                            "evaluations in flight are left pending")
+            self.message = (
+                f"stopped: the Dask cluster has no workers (none for "
+                f"{self.no_workers_timeout:g} s); the {len(self.in_flight)} "
+                "evaluations in flight are left pending"
+            )
             self.stop_now = True
             logger.warning("%s", self.message)
 
@@ -352,4 +411,5 @@ def _no_workers_timeout() -> float:
     # Read at each use from the package, where the setting is documented and
     # where users change it (treebo.parallel.DASK_NO_WORKERS_TIMEOUT = ...).
     from .. import parallel
+
     return parallel.DASK_NO_WORKERS_TIMEOUT

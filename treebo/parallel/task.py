@@ -42,8 +42,9 @@ def timeout_text(timeout: float) -> str:
     return f"timed out after {timeout:g} s"
 
 
-def evaluate_task(func: Callable, x: Any, timeout: float | None, driver_pid: int,
-                  token: tuple) -> tuple[Any, str | None, float]:
+def evaluate_task(
+    func: Callable, x: Any, timeout: float | None, driver_pid: int, token: tuple
+) -> tuple[Any, str | None, float]:
     """Run ``func(x)`` where the executor put it; never raises for a failure of ``func``.
 
     Returns ``(value, error text or None, seconds)``. An evaluation that took
@@ -85,12 +86,17 @@ def evaluate_task(func: Callable, x: Any, timeout: float | None, driver_pid: int
         Python never raises it for a signal of the driver, so it is the
         objective's own failure.
     """
-    in_driver_main = (os.getpid() == driver_pid
-                      and threading.current_thread() is threading.main_thread())
+    in_driver_main = (
+        os.getpid() == driver_pid and threading.current_thread() is threading.main_thread()
+    )
     # The alarm is only safe in a worker process's main thread: never in the
     # driver (it would take over the user's SIGALRM) and never in a thread.
-    alarm = (timeout is not None and os.getpid() != driver_pid and hasattr(signal, "setitimer")
-             and threading.current_thread() is threading.main_thread())
+    alarm = (
+        timeout is not None
+        and os.getpid() != driver_pid
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
     if alarm:
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
     start = time.perf_counter()
@@ -135,8 +141,9 @@ def bind_to_driver(driver_pid: int) -> None:
     """
     if os.getppid() != driver_pid:  # the driver died before this worker started
         _kill_self()
-    threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
-                     name="treebo-driver-watch").start()
+    threading.Thread(
+        target=_watch_driver, args=(driver_pid,), daemon=True, name="treebo-driver-watch"
+    ).start()
 
 
 def _watch_driver(driver_pid: int) -> None:

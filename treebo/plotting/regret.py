@@ -34,9 +34,16 @@ __all__ = ["plot_regret", "plot_results", "SURROGATE_COLORS"]
 
 #: A fixed colour per surrogate, so a surrogate looks the same in every figure.
 SURROGATE_COLORS = {
-    "bwo": "#d62728", "rf": "#1f77b4", "ert": "#2ca02c", "gp": "#7f7f7f",
-    "ngboost": "#9467bd", "bart": "#8c564b", "mondrian": "#e377c2", "vsglb": "#bcbd22",
-    "csglb": "#17becf", "cbsglb": "#ff7f0e",
+    "bwo": "#d62728",
+    "rf": "#1f77b4",
+    "ert": "#2ca02c",
+    "gp": "#7f7f7f",
+    "ngboost": "#9467bd",
+    "bart": "#8c564b",
+    "mondrian": "#e377c2",
+    "vsglb": "#bcbd22",
+    "csglb": "#17becf",
+    "cbsglb": "#ff7f0e",
 }
 _FALLBACK = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
 
@@ -46,8 +53,9 @@ def _matplotlib() -> Any:
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError as error:
-        raise ImportError("treebo's plots need matplotlib; install it with: "
-                          "pip install 'treebo[plot]'") from error
+        raise ImportError(
+            "treebo's plots need matplotlib; install it with: pip install 'treebo[plot]'"
+        ) from error
     return matplotlib, Figure
 
 
@@ -61,8 +69,9 @@ def _check_band(band: Any) -> tuple[float, float]:
     except (TypeError, ValueError):
         low = high = math.nan
     if not 0.0 <= low <= high <= 100.0:
-        raise ValueError("band must be two percentiles (low, high) with 0 <= low <= high <= 100, "
-                         f"got {band!r}")
+        raise ValueError(
+            f"band must be two percentiles (low, high) with 0 <= low <= high <= 100, got {band!r}"
+        )
     return low, high
 
 
@@ -72,10 +81,16 @@ def _band(values: np.ndarray, band: tuple[float, float]) -> tuple[np.ndarray, ..
     return median, low, high
 
 
-def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
-                surrogates: Sequence[str] | None = None, n_calls: int | None = None,
-                band: tuple[float, float] = (25.0, 75.0), axes: Sequence | None = None,
-                title: str | None = None) -> Figure:
+def plot_regret(
+    results: Iterable[dict] | Sequence,
+    problem: str,
+    *,
+    surrogates: Sequence[str] | None = None,
+    n_calls: int | None = None,
+    band: tuple[float, float] = (25.0, 75.0),
+    axes: Sequence | None = None,
+    title: str | None = None,
+) -> Figure:
     """Draw the regret panel and the time-per-iteration panel of one problem.
 
     Parameters
@@ -113,8 +128,7 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
         surrogates = known
     missing = [s for s in surrogates if s not in known]
     if missing:
-        raise ValueError(f"no results for surrogate(s) {missing} on {problem!r}; recorded: "
-                         f"{known}")
+        raise ValueError(f"no results for surrogate(s) {missing} on {problem!r}; recorded: {known}")
     several_presets = len({c.preset for c in curves}) > 1
     if axes is None:
         fig = Figure(figsize=(10.0, 3.8), layout="constrained")
@@ -141,10 +155,12 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
             n_seeds.add(len(c.seeds))
     seeds = "/".join(str(n) for n in sorted(n_seeds))
     ax_regret.set_xlabel("iteration")
-    ax_regret.set_ylabel("log10 best instantaneous regret" if kind == "regret"
-                         else "best value so far")
-    ax_regret.set_title(title or f"{problem}: median over {seeds} seeds, "
-                        f"{band[0]:g}-{band[1]:g}% band", fontsize=10)
+    ax_regret.set_ylabel(
+        "log10 best instantaneous regret" if kind == "regret" else "best value so far"
+    )
+    ax_regret.set_title(
+        title or f"{problem}: median over {seeds} seeds, {band[0]:g}-{band[1]:g}% band", fontsize=10
+    )
     ax_regret.grid(alpha=0.3)
     ax_regret.legend(fontsize=8, frameon=False)
     ax_time.set_yscale("log")
@@ -155,9 +171,16 @@ def plot_regret(results: Iterable[dict] | Sequence, problem: str, *,
     return fig
 
 
-def plot_results(path: str | os.PathLike, out_dir: str | os.PathLike, *,
-                 problems: Sequence[str] | None = None, surrogates: Sequence[str] | None = None,
-                 n_calls: int | None = None, fmt: str = "png", dpi: int = 110) -> list[Path]:
+def plot_results(
+    path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    problems: Sequence[str] | None = None,
+    surrogates: Sequence[str] | None = None,
+    n_calls: int | None = None,
+    fmt: str = "png",
+    dpi: int = 110,
+) -> list[Path]:
     """Draw one figure per problem from a results directory and save them.
 
     Parameters
@@ -189,16 +212,20 @@ def plot_results(path: str | os.PathLike, out_dir: str | os.PathLike, *,
         problems = recorded
     unknown = [p for p in problems if p not in recorded]
     if unknown:
-        raise ValueError(f"no results for problem(s) {unknown} in {str(path)!r}; recorded: "
-                         f"{recorded}")
+        raise ValueError(
+            f"no results for problem(s) {unknown} in {str(path)!r}; recorded: {recorded}"
+        )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for problem in problems:
         present = None
         if surrogates is not None:
-            present = [s for s in surrogates
-                       if any(c.problem == problem and c.surrogate == s for c in curves)]
+            present = [
+                s
+                for s in surrogates
+                if any(c.problem == problem and c.surrogate == s for c in curves)
+            ]
             if not present:
                 continue
         fig = plot_regret(curves, problem, surrogates=present)

@@ -56,14 +56,20 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
-        raise ImportError("treebo's plots need matplotlib; install it with: "
-                          "pip install 'treebo[plot]'") from error
+        raise ImportError(
+            "treebo's plots need matplotlib; install it with: pip install 'treebo[plot]'"
+        ) from error
     return plt
 
 
-def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], *,
-                     labels: Sequence[str] | None = None, ax: Axes | None = None,
-                     true_minimum: float | None = None, yscale: str = "linear") -> Figure:
+def plot_convergence(
+    results: Source | Sequence[Source] | Mapping[str, Source],
+    *,
+    labels: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    true_minimum: float | None = None,
+    yscale: str = "linear",
+) -> Figure:
     """Best value found so far against the number of evaluations.
 
     Parameters
@@ -99,10 +105,18 @@ def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], 
         values = np.asarray(result.func_vals, dtype=float)
         calls = np.arange(1, len(values) + 1)
         best = np.fmin.accumulate(values) if len(values) else values
-        line, = ax.plot(calls, best, drawstyle="steps-post", lw=2, label=label, gid="best-so-far")
+        (line,) = ax.plot(calls, best, drawstyle="steps-post", lw=2, label=label, gid="best-so-far")
         if len(named) == 1:
-            ax.plot(calls, values, "o", ms=3, color=line.get_color(), alpha=0.35,
-                    label="evaluations", gid="evaluations")
+            ax.plot(
+                calls,
+                values,
+                "o",
+                ms=3,
+                color=line.get_color(),
+                alpha=0.35,
+                label="evaluations",
+                gid="evaluations",
+            )
     if true_minimum is not None:
         ax.axhline(float(true_minimum), color="k", ls="--", lw=1, label="true minimum")
     ax.set_yscale(yscale)
@@ -115,10 +129,18 @@ def plot_convergence(results: Source | Sequence[Source] | Mapping[str, Source], 
     return fig
 
 
-def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
-                   model: Any = None, n_points: int = 40, n_samples: int = 256,
-                   n_points_2d: int = 20, n_samples_2d: int = 128,
-                   random_state: int | None = None, show_points: bool = True) -> Figure:
+def plot_objective(
+    result: Source,
+    *,
+    dimensions: Sequence[str] | None = None,
+    model: Any = None,
+    n_points: int = 40,
+    n_samples: int = 256,
+    n_points_2d: int = 20,
+    n_samples_2d: int = 128,
+    random_state: int | None = None,
+    show_points: bool = True,
+) -> Figure:
     """The partial dependence of the objective, one dimension and every pair.
 
     On the diagonal, the partial dependence on each dimension
@@ -157,9 +179,17 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
     space = result.space
     indices = _dimension_indices(space, dimensions)
     model = model if model is not None else fit_surrogate(result, random_state=random_state)
-    curves = {j: partial_dependence(result, j, model=model, n_points=n_points,
-                                    n_samples=n_samples, random_state=random_state)
-              for j in indices}
+    curves = {
+        j: partial_dependence(
+            result,
+            j,
+            model=model,
+            n_points=n_points,
+            n_samples=n_samples,
+            random_state=random_state,
+        )
+        for j in indices
+    }
     best = _point_positions(space, [result.x]) if result.x is not None else None
     evaluated = _point_positions(space, result.x_iters)
 
@@ -169,26 +199,37 @@ def plot_objective(result: Source, *, dimensions: Sequence[str] | None = None,
             ax.axvline(best[0, i], color="r", ls="--", lw=1)
 
     def pair(ax: Any, i: int, j: int) -> Any:
-        pd2 = partial_dependence_2d(result, j, i, model=model, n_points=n_points_2d,
-                                    n_samples=n_samples_2d, random_state=random_state)
-        mesh = ax.pcolormesh(pd2.positions[0], pd2.positions[1], pd2.average.T,
-                             shading="nearest", cmap="viridis_r")
+        pd2 = partial_dependence_2d(
+            result,
+            j,
+            i,
+            model=model,
+            n_points=n_points_2d,
+            n_samples=n_samples_2d,
+            random_state=random_state,
+        )
+        mesh = ax.pcolormesh(
+            pd2.positions[0], pd2.positions[1], pd2.average.T, shading="nearest", cmap="viridis_r"
+        )
         if show_points:
             ax.plot(evaluated[:, j], evaluated[:, i], "k.", ms=3, alpha=0.6)
         return mesh
 
-    fig, axes, mesh = _matrix(plt, space, indices, diagonal, pair, best,
-                              "partial dependence")
+    fig, axes, mesh = _matrix(plt, space, indices, diagonal, pair, best, "partial dependence")
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes[:, -1].tolist(), location="right", shrink=0.6,
-                     label="partial dependence")
-    fig.suptitle("partial dependence of the objective (surrogate refit on "
-                 f"{int(np.isfinite(np.asarray(result.func_vals, dtype=float)).sum())} trials)")
+        fig.colorbar(
+            mesh, ax=axes[:, -1].tolist(), location="right", shrink=0.6, label="partial dependence"
+        )
+    fig.suptitle(
+        "partial dependence of the objective (surrogate refit on "
+        f"{int(np.isfinite(np.asarray(result.func_vals, dtype=float)).sum())} trials)"
+    )
     return fig
 
 
-def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
-                     bins: int = 20) -> Figure:
+def plot_evaluations(
+    result: Source, *, dimensions: Sequence[str] | None = None, bins: int = 20
+) -> Figure:
     """Where the evaluations went: a histogram per dimension and a scatter per pair.
 
     Parameters
@@ -227,25 +268,41 @@ def plot_evaluations(result: Source, *, dimensions: Sequence[str] | None = None,
 
     def pair(ax: Any, i: int, j: int) -> Any:
         shown = np.isfinite(positions[:, i]) & np.isfinite(positions[:, j])
-        return ax.scatter(positions[shown, j] + spread[shown, j],
-                          positions[shown, i] + spread[shown, i], c=order[shown],
-                          cmap="viridis", s=14, vmin=1, vmax=max(len(order), 2),
-                          gid="evaluations")
+        return ax.scatter(
+            positions[shown, j] + spread[shown, j],
+            positions[shown, i] + spread[shown, i],
+            c=order[shown],
+            cmap="viridis",
+            s=14,
+            vmin=1,
+            vmax=max(len(order), 2),
+            gid="evaluations",
+        )
 
     fig, axes, scatter = _matrix(plt, space, indices, diagonal, pair, best, "evaluations")
     if scatter is not None:
         from matplotlib.ticker import MaxNLocator
 
-        bar = fig.colorbar(scatter, ax=axes[:, -1].tolist(), location="right", shrink=0.6,
-                           label="evaluation number")
+        bar = fig.colorbar(
+            scatter,
+            ax=axes[:, -1].tolist(),
+            location="right",
+            shrink=0.6,
+            label="evaluation number",
+        )
         bar.locator = MaxNLocator(integer=True)
         bar.update_ticks()
     fig.suptitle(f"evaluations ({len(positions)} points)")
     return fig
 
 
-def plot_importance(result: Source | Importance, *, ax: Axes | None = None, model: Any = None,
-                    random_state: int | None = None) -> Figure:
+def plot_importance(
+    result: Source | Importance,
+    *,
+    ax: Axes | None = None,
+    model: Any = None,
+    random_state: int | None = None,
+) -> Figure:
     """Main-effect importance of each dimension as horizontal bars, largest on top.
 
     Parameters
@@ -286,8 +343,15 @@ def plot_importance(result: Source | Importance, *, ax: Axes | None = None, mode
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _matrix(plt: Any, space: Space, indices: list[int], diagonal: Any, pair: Any,
-            best: np.ndarray | None, diagonal_label: str) -> tuple[Any, np.ndarray, Any]:
+def _matrix(
+    plt: Any,
+    space: Space,
+    indices: list[int],
+    diagonal: Any,
+    pair: Any,
+    best: np.ndarray | None,
+    diagonal_label: str,
+) -> tuple[Any, np.ndarray, Any]:
     """A lower-triangular grid of panels: ``diagonal(ax, i)`` on the diagonal (the
     first one's y axis labelled ``diagonal_label``), ``pair(ax, i, j)`` below it (row
     ``i``, column ``j``), the best point starred there.
@@ -353,8 +417,9 @@ def _dimension_indices(space: Space, dimensions: Sequence[str] | None) -> list[i
         dimensions = [dimensions]
     unknown = [d for d in dimensions if d not in space.names]
     if unknown or not dimensions:
-        raise ValueError(f"dimensions must be names of the space {space.names}, got "
-                         f"{list(dimensions)!r}")
+        raise ValueError(
+            f"dimensions must be names of the space {space.names}, got {list(dimensions)!r}"
+        )
     return [space.names.index(d) for d in dimensions]
 
 
@@ -386,8 +451,9 @@ def _draw_curve(ax: Any, space: Space, j: int, curve: Any) -> None:
     if not dim.is_numeric:
         ax.plot(curve.positions, curve.average, "o-", color="#1f77b4", gid="partial-dependence")
     else:
-        ax.plot(curve.positions, curve.average, "-", color="#1f77b4", lw=2,
-                gid="partial-dependence")
+        ax.plot(
+            curve.positions, curve.average, "-", color="#1f77b4", lw=2, gid="partial-dependence"
+        )
     _set_axis(ax.xaxis, ax.set_xscale, space, j)
     ax.grid(alpha=0.3)
 
@@ -401,7 +467,7 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
         ax.bar(np.arange(width), counts, color="#1f77b4", gid="histogram")
     elif isinstance(dim, (Real, Integer)):
         low, high = (dim.low, dim.high)
-        if dim.is_discrete and dim.cardinality <= bins:   # a bar per integer
+        if dim.is_discrete and dim.cardinality <= bins:  # a bar per integer
             edges = np.arange(low - 0.5, high + 1.0)
         elif dim.prior == "log-uniform":
             edges = np.geomspace(low, high, bins + 1)
@@ -427,4 +493,4 @@ def _set_axis(axis: Any, set_scale: Any, space: Space, j: int) -> None:
 
 def _short(value: Any) -> str:
     text = str(value)
-    return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
+    return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"

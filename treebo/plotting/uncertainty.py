@@ -26,24 +26,39 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_uncertainty_1d", "plot_bwo_ablation", "plot_prediction_1d",
-           "bwo_ablation_surrogates", "fit_surrogates_1d"]
+__all__ = [
+    "plot_uncertainty_1d",
+    "plot_bwo_ablation",
+    "plot_prediction_1d",
+    "bwo_ablation_surrogates",
+    "fit_surrogates_1d",
+]
 
 #: Half-width of the plotted band in standard deviations (95% of a Normal).
 BAND = 1.96
 
 # Panel titles for the registered names (others are shown as they are).
-_TITLES = {"gp": "GP", "rf": "RF", "ert": "ERT", "bwo": "BwO forest", "bart": "BART",
-           "mondrian": "Mondrian forest", "ngboost": "NGBoost", "vsglb": "vSGLB",
-           "csglb": "cSGLB", "cbsglb": "cbSGLB"}
+_TITLES = {
+    "gp": "GP",
+    "rf": "RF",
+    "ert": "ERT",
+    "bwo": "BwO forest",
+    "bart": "BART",
+    "mondrian": "Mondrian forest",
+    "ngboost": "NGBoost",
+    "vsglb": "vSGLB",
+    "csglb": "cSGLB",
+    "cbsglb": "cbSGLB",
+}
 
 
 def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
-        raise ImportError("treebo's plotting needs matplotlib; install it with: "
-                          "pip install 'treebo[plot]'") from error
+        raise ImportError(
+            "treebo's plotting needs matplotlib; install it with: pip install 'treebo[plot]'"
+        ) from error
     return plt
 
 
@@ -52,12 +67,15 @@ def _as_example(example: str | Example1D) -> Example1D:
         return example
     if isinstance(example, str):
         return make_1d_example(example)
-    raise ValueError(f"example must be a name ('few', 'many', 'cubic') or an Example1D, got "
-                     f"{type(example).__name__}")
+    raise ValueError(
+        f"example must be a name ('few', 'many', 'cubic') or an Example1D, got "
+        f"{type(example).__name__}"
+    )
 
 
-def bwo_ablation_surrogates(random_state: Any = 42, n_estimators: int = 100
-                            ) -> dict[str, Surrogate]:
+def bwo_ablation_surrogates(
+    random_state: Any = 42, n_estimators: int = 100
+) -> dict[str, Surrogate]:
     """The four forests of the paper's Figure 6, built from treebo's forest classes.
 
     ``B``: bagging, best splits (a random forest). ``B+O``: best splits on
@@ -90,10 +108,13 @@ def bwo_ablation_surrogates(random_state: Any = 42, n_estimators: int = 100
     }
 
 
-def fit_surrogates_1d(example: str | Example1D = "few",
-                      surrogates: Sequence[str] | Mapping[str, Surrogate] | None = None, *,
-                      random_state: Any = 42, surrogate_params: Mapping[str, dict] | None = None,
-                      ) -> tuple[Example1D, dict[str, Prediction], dict[str, str]]:
+def fit_surrogates_1d(
+    example: str | Example1D = "few",
+    surrogates: Sequence[str] | Mapping[str, Surrogate] | None = None,
+    *,
+    random_state: Any = 42,
+    surrogate_params: Mapping[str, dict] | None = None,
+) -> tuple[Example1D, dict[str, Prediction], dict[str, str]]:
     """Fit surrogates on a 1-D example and predict on its grid.
 
     Parameters
@@ -125,13 +146,16 @@ def fit_surrogates_1d(example: str | Example1D = "few",
         skipped: dict[str, str] = {}
     else:
         if isinstance(surrogates, str):
-            raise ValueError("surrogates must be a list of names or a dict of label to "
-                             f"surrogate, got the string {surrogates!r}")
+            raise ValueError(
+                "surrogates must be a list of names or a dict of label to "
+                f"surrogate, got the string {surrogates!r}"
+            )
         models, skipped = {}, {}
         for name in surrogates:
             try:
-                models[name] = make_surrogate(name, **_with_seed(name, random_state,
-                                                                 surrogate_params.get(name)))
+                models[name] = make_surrogate(
+                    name, **_with_seed(name, random_state, surrogate_params.get(name))
+                )
             except ImportError as error:
                 skipped[name] = str(error)
     for name, reason in skipped.items():
@@ -150,9 +174,15 @@ def _with_seed(name: str, random_state: Any, params: dict | None) -> dict:
     return params
 
 
-def plot_prediction_1d(ax: Axes, example: Example1D, prediction: Prediction, *,
-                       title: str | None = None, band: float = BAND, legend: bool = False
-                       ) -> Axes:
+def plot_prediction_1d(
+    ax: Axes,
+    example: Example1D,
+    prediction: Prediction,
+    *,
+    title: str | None = None,
+    band: float = BAND,
+    legend: bool = False,
+) -> Axes:
     """Draw one panel: function, predictive mean, mean +- band * std, observations.
 
     Parameters
@@ -172,16 +202,32 @@ def plot_prediction_1d(ax: Axes, example: Example1D, prediction: Prediction, *,
         ``ax``, with three lines (function, mean, observations) and one band.
     """
     if len(prediction) != len(example.X_test):
-        raise ValueError(f"prediction has {len(prediction)} points but the example's grid has "
-                         f"{len(example.X_test)}")
+        raise ValueError(
+            f"prediction has {len(prediction)} points but the example's grid has "
+            f"{len(example.X_test)}"
+        )
     x = example.X_test[:, 0]
     ax.plot(x, example.y_test, color="tab:blue", linewidth=1.5, label="function")
     ax.plot(x, prediction.mean, color="tab:orange", linewidth=1.5, label="mean")
-    ax.fill_between(x, prediction.mean - band * prediction.std,
-                    prediction.mean + band * prediction.std, color="tab:orange", alpha=0.25,
-                    linewidth=0, label=f"mean ± {band:g} sd")
-    ax.plot(example.X_train[:, 0], example.y_train, "x", color="tab:green", markersize=7,
-            markeredgewidth=2, linestyle="none", label="observations")
+    ax.fill_between(
+        x,
+        prediction.mean - band * prediction.std,
+        prediction.mean + band * prediction.std,
+        color="tab:orange",
+        alpha=0.25,
+        linewidth=0,
+        label=f"mean ± {band:g} sd",
+    )
+    ax.plot(
+        example.X_train[:, 0],
+        example.y_train,
+        "x",
+        color="tab:green",
+        markersize=7,
+        markeredgewidth=2,
+        linestyle="none",
+        label="observations",
+    )
     ax.set_xlim(x[0], x[-1])
     values = np.concatenate([example.y_test, example.y_train])
     low, high = float(values.min()), float(values.max())
@@ -196,15 +242,22 @@ def plot_prediction_1d(ax: Axes, example: Example1D, prediction: Prediction, *,
     return ax
 
 
-def _grid_figure(n_panels: int, ncols: int, panel_size: tuple[float, float]
-                 ) -> tuple[Figure, np.ndarray]:
+def _grid_figure(
+    n_panels: int, ncols: int, panel_size: tuple[float, float]
+) -> tuple[Figure, np.ndarray]:
     plt = _pyplot()
     if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
         raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
     ncols = min(ncols, n_panels)
     nrows = math.ceil(n_panels / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
-                             squeeze=False, sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+    )
     axes = axes.ravel()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -220,11 +273,15 @@ def _finish(fig: Figure, axes: np.ndarray, title: str) -> None:
     fig.tight_layout(rect=(0.0, 0.35 / fig.get_figheight(), 1.0, 1.0))
 
 
-def plot_uncertainty_1d(example: str | Example1D = "few",
-                        surrogates: Sequence[str] | Mapping[str, Surrogate] | None = None, *,
-                        random_state: Any = 42, surrogate_params: Mapping[str, dict] | None = None,
-                        ncols: int = 4, panel_size: tuple[float, float] = (3.2, 2.6)
-                        ) -> Figure:
+def plot_uncertainty_1d(
+    example: str | Example1D = "few",
+    surrogates: Sequence[str] | Mapping[str, Surrogate] | None = None,
+    *,
+    random_state: Any = 42,
+    surrogate_params: Mapping[str, dict] | None = None,
+    ncols: int = 4,
+    panel_size: tuple[float, float] = (3.2, 2.6),
+) -> Figure:
     """The paper's Figure 1 (or 7, 8): one panel per surrogate, the GP first.
 
     Parameters
@@ -247,8 +304,9 @@ def plot_uncertainty_1d(example: str | Example1D = "few",
         One visible Axes per fitted surrogate, titled with its name.
     """
     _pyplot()  # fail before fitting anything when matplotlib is missing
-    example, predictions, _ = fit_surrogates_1d(example, surrogates, random_state=random_state,
-                                                surrogate_params=surrogate_params)
+    example, predictions, _ = fit_surrogates_1d(
+        example, surrogates, random_state=random_state, surrogate_params=surrogate_params
+    )
     if not predictions:
         raise ValueError("no surrogate could be fitted")
     fig, axes = _grid_figure(len(predictions), ncols, panel_size)
@@ -258,9 +316,14 @@ def plot_uncertainty_1d(example: str | Example1D = "few",
     return fig
 
 
-def plot_bwo_ablation(example: str | Example1D = "few", *, random_state: Any = 42,
-                      n_estimators: int = 100, ncols: int = 4,
-                      panel_size: tuple[float, float] = (3.2, 2.6)) -> Figure:
+def plot_bwo_ablation(
+    example: str | Example1D = "few",
+    *,
+    random_state: Any = 42,
+    n_estimators: int = 100,
+    ncols: int = 4,
+    panel_size: tuple[float, float] = (3.2, 2.6),
+) -> Figure:
     """The paper's Figure 6: which ingredient of BwO does what.
 
     Four forests on the same data: bagging only (B, a random forest), bagging
@@ -286,6 +349,7 @@ def plot_bwo_ablation(example: str | Example1D = "few", *, random_state: Any = 4
     fig, axes = _grid_figure(len(predictions), ncols, panel_size)
     for ax, (label, prediction) in zip(axes, predictions.items()):
         plot_prediction_1d(ax, example, prediction, title=label)
-    _finish(fig, axes, f"{example.name}: B = bagging, O = oversampling (4N), "
-                       "R = random split location")
+    _finish(
+        fig, axes, f"{example.name}: B = bagging, O = oversampling (4N), R = random split location"
+    )
     return fig

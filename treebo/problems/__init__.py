@@ -47,13 +47,41 @@ from .continuous import Ackley, Bohachevsky, Branin, Hartmann6, Michalewicz, Ros
 from .model_selection import MODEL_SELECTION_DATASETS, MODEL_SELECTION_FAMILIES, ModelSelection
 from .multimodal import Hartmann3, Levy, Rastrigin, Schwefel, Shekel, StyblinskiTang
 
-__all__ = ["Problem", "get_problem", "available_problems", "problem_family", "problem_summary",
-           "problem_groups", "problem_suites", "select_problems",
-           "Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock",
-           "Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang",
-           "Ising", "Contamination", "AutoML", "DatasetUnavailable", "PAPER_CASE_SEEDS",
-           "paper_case_seed", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS", "ModelSelection",
-           "MODEL_SELECTION_DATASETS", "MODEL_SELECTION_FAMILIES", "BBOB", "bbob_problem_names"]
+__all__ = [
+    "Problem",
+    "get_problem",
+    "available_problems",
+    "problem_family",
+    "problem_summary",
+    "problem_groups",
+    "problem_suites",
+    "select_problems",
+    "Ackley",
+    "Bohachevsky",
+    "Branin",
+    "Hartmann6",
+    "Michalewicz",
+    "Rosenbrock",
+    "Hartmann3",
+    "Shekel",
+    "Levy",
+    "Rastrigin",
+    "Schwefel",
+    "StyblinskiTang",
+    "Ising",
+    "Contamination",
+    "AutoML",
+    "DatasetUnavailable",
+    "PAPER_CASE_SEEDS",
+    "paper_case_seed",
+    "AUTOML_CLASSIFIERS",
+    "AUTOML_DATASETS",
+    "ModelSelection",
+    "MODEL_SELECTION_DATASETS",
+    "MODEL_SELECTION_FAMILIES",
+    "BBOB",
+    "bbob_problem_names",
+]
 
 
 @dataclass(frozen=True)
@@ -69,34 +97,54 @@ _REGISTRY: dict[str, _Entry] = {
     "bohachevsky": _Entry(Bohachevsky, "continuous", "Bohachevsky 1, 2-D, [-100, 100]^2"),
     "branin": _Entry(Branin, "continuous", "Branin, 2-D, [-5, 10] x [0, 15]"),
     "hartmann6": _Entry(Hartmann6, "continuous", "Hartmann, 6-D, [0, 1]^6"),
-    "michalewicz_2": _Entry(lambda: Michalewicz(2), "continuous",
-                            "Michalewicz (m = 10), 2-D, [0, pi]^2"),
-    "rosenbrock_4": _Entry(lambda: Rosenbrock(4), "continuous",
-                           "Rosenbrock, 4-D, [-2.048, 2.048]^4"),
+    "michalewicz_2": _Entry(
+        lambda: Michalewicz(2), "continuous", "Michalewicz (m = 10), 2-D, [0, pi]^2"
+    ),
+    "rosenbrock_4": _Entry(
+        lambda: Rosenbrock(4), "continuous", "Rosenbrock, 4-D, [-2.048, 2.048]^4"
+    ),
     "hartmann3": _Entry(Hartmann3, "continuous", "Hartmann, 3-D, [0, 1]^3", in_paper=False),
     "shekel": _Entry(Shekel, "continuous", "Shekel (m = 10), 4-D, [0, 10]^4", in_paper=False),
     "levy_6": _Entry(lambda: Levy(6), "continuous", "Levy, 6-D, [-10, 10]^6", in_paper=False),
-    "rastrigin_4": _Entry(lambda: Rastrigin(4), "continuous",
-                          "Rastrigin, 4-D, [-5.12, 5.12]^4", in_paper=False),
-    "schwefel_4": _Entry(lambda: Schwefel(4), "continuous", "Schwefel, 4-D, [-500, 500]^4",
-                         in_paper=False),
-    "styblinski_tang_5": _Entry(lambda: StyblinskiTang(5), "continuous",
-                                "Styblinski-Tang, 5-D, [-5, 5]^5", in_paper=False),
-    "ising": _Entry(Ising, "binary",
-                    "Ising sparsification, 24 binary; params instance (case seed), lam"),
-    "contamination": _Entry(Contamination, "binary",
-                            "contamination control, 25 binary; params instance (case seed), lam"),
-    "automl": _Entry(AutoML, "mixed", "AutoML (Table 1), 5 hyperparameters; param dataset",
-                     in_paper=False),
-    **{f"automl_{name}": _Entry(lambda name=name, **kw: AutoML(name, **kw), "mixed",
-                                f"AutoML (Table 1) on scikit-learn's {name} data",
-                                in_paper=name != "iris")
-       for name in ("breast_cancer", "digits", "wine", "iris")},
-    **{f"model_selection_{name}": _Entry(
-        lambda name=name, **kw: ModelSelection(name, **kw), "mixed",
-        f"model selection, 6 classifier families, 23 conditional dimensions; 5-fold CV "
-        f"error on {name}", in_paper=False)
-       for name in MODEL_SELECTION_DATASETS},
+    "rastrigin_4": _Entry(
+        lambda: Rastrigin(4), "continuous", "Rastrigin, 4-D, [-5.12, 5.12]^4", in_paper=False
+    ),
+    "schwefel_4": _Entry(
+        lambda: Schwefel(4), "continuous", "Schwefel, 4-D, [-500, 500]^4", in_paper=False
+    ),
+    "styblinski_tang_5": _Entry(
+        lambda: StyblinskiTang(5), "continuous", "Styblinski-Tang, 5-D, [-5, 5]^5", in_paper=False
+    ),
+    "ising": _Entry(
+        Ising, "binary", "Ising sparsification, 24 binary; params instance (case seed), lam"
+    ),
+    "contamination": _Entry(
+        Contamination,
+        "binary",
+        "contamination control, 25 binary; params instance (case seed), lam",
+    ),
+    "automl": _Entry(
+        AutoML, "mixed", "AutoML (Table 1), 5 hyperparameters; param dataset", in_paper=False
+    ),
+    **{
+        f"automl_{name}": _Entry(
+            lambda name=name, **kw: AutoML(name, **kw),
+            "mixed",
+            f"AutoML (Table 1) on scikit-learn's {name} data",
+            in_paper=name != "iris",
+        )
+        for name in ("breast_cancer", "digits", "wine", "iris")
+    },
+    **{
+        f"model_selection_{name}": _Entry(
+            lambda name=name, **kw: ModelSelection(name, **kw),
+            "mixed",
+            f"model selection, 6 classifier families, 23 conditional dimensions; 5-fold CV "
+            f"error on {name}",
+            in_paper=False,
+        )
+        for name in MODEL_SELECTION_DATASETS
+    },
 }
 
 
@@ -150,15 +198,20 @@ def problem_suites() -> dict[str, list[str]]:
         ``"model_selection"``, in that order.
     """
     suites = problem_groups()
-    suites["continuous_all"] = [name for name, entry in _REGISTRY.items()
-                                if entry.family == "continuous"]
+    suites["continuous_all"] = [
+        name for name, entry in _REGISTRY.items() if entry.family == "continuous"
+    ]
     suites["model_selection"] = [f"model_selection_{name}" for name in MODEL_SELECTION_DATASETS]
     return suites
 
 
-def select_problems(names: list[str] | tuple[str, ...], *,
-                    functions: list[int] | None = None, dims: list[int] | None = None,
-                    instances: list[int] | None = None) -> list[str]:
+def select_problems(
+    names: list[str] | tuple[str, ...],
+    *,
+    functions: list[int] | None = None,
+    dims: list[int] | None = None,
+    instances: list[int] | None = None,
+) -> list[str]:
     """Problem names from names and suite words (``"continuous"``, ``"bbob"``, ...).
 
     Parameters
@@ -190,8 +243,10 @@ def select_problems(names: list[str] | tuple[str, ...], *,
     selection = {"functions": functions, "dims": dims, "instances": instances}
     given = [key for key, value in selection.items() if value is not None]
     if given and "bbob" not in names:
-        raise ValueError(f"a bbob selection ({', '.join(given)}) needs the word 'bbob' among "
-                         f"the problems, got {list(names)}")
+        raise ValueError(
+            f"a bbob selection ({', '.join(given)}) needs the word 'bbob' among "
+            f"the problems, got {list(names)}"
+        )
     out: list[str] = []
     for name in names:
         if name in suites:
@@ -204,20 +259,25 @@ def select_problems(names: list[str] | tuple[str, ...], *,
             parse_bbob_name(name)  # raises with the canonical form
             out.append(name)
         else:
-            raise ValueError(f"unknown problem {name!r}; choose from {available_problems()}, "
-                             f"the groups {list(suites)}, 'bbob' or a bbob name such as "
-                             "bbob_f01_d10_i1")
+            raise ValueError(
+                f"unknown problem {name!r}; choose from {available_problems()}, "
+                f"the groups {list(suites)}, 'bbob' or a bbob name such as "
+                "bbob_f01_d10_i1"
+            )
     return list(dict.fromkeys(out))
 
 
 def _check_name(name: str) -> _Entry:
     if is_bbob_name(name):
         function, dim, instance = parse_bbob_name(name)
-        return _Entry(lambda: BBOB(function, dim, instance), "continuous", bbob_summary(name),
-                      in_paper=False)
+        return _Entry(
+            lambda: BBOB(function, dim, instance), "continuous", bbob_summary(name), in_paper=False
+        )
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown problem {name!r}; choose one of {available_problems()} or a "
-                         "bbob name such as bbob_f01_d10_i1")
+        raise ValueError(
+            f"unknown problem {name!r}; choose one of {available_problems()} or a "
+            "bbob name such as bbob_f01_d10_i1"
+        )
     return _REGISTRY[name]
 
 
@@ -292,15 +352,17 @@ def get_problem(name: str, **params: Any) -> Problem:
     entry = _check_name(name)
     if params:
         target = entry.factory
-        accepted = [p for p in inspect.signature(target).parameters
-                    if p not in ("self", "kw", "name")]
+        accepted = [
+            p for p in inspect.signature(target).parameters if p not in ("self", "kw", "name")
+        ]
         if name.startswith("automl_"):
             accepted = [p for p in inspect.signature(AutoML).parameters if p != "dataset"]
         elif name.startswith("model_selection_"):
-            accepted = [p for p in inspect.signature(ModelSelection).parameters
-                        if p != "dataset"]
+            accepted = [p for p in inspect.signature(ModelSelection).parameters if p != "dataset"]
         unknown = sorted(set(params) - set(accepted))
         if unknown:
-            raise ValueError(f"problem {name!r} does not take parameter(s) {unknown}; "
-                             f"it takes {accepted or 'none'}")
+            raise ValueError(
+                f"problem {name!r} does not take parameter(s) {unknown}; "
+                f"it takes {accepted or 'none'}"
+            )
     return entry.factory(**params)

@@ -26,12 +26,16 @@ import numpy as np
 from ..space import Categorical, Integer, Real
 from .base import Problem
 
-__all__ = ["AutoML", "DatasetUnavailable", "AUTOML_CLASSIFIERS", "AUTOML_DATASETS",
-           "BUNDLED_DATASETS"]
+__all__ = [
+    "AutoML",
+    "DatasetUnavailable",
+    "AUTOML_CLASSIFIERS",
+    "AUTOML_DATASETS",
+    "BUNDLED_DATASETS",
+]
 
 #: Classifier choices, in the paper's (and the one-hot block's) order.
-AUTOML_CLASSIFIERS = ("adaboost", "gradientboosting", "decisiontree", "extratrees",
-                      "randomforest")
+AUTOML_CLASSIFIERS = ("adaboost", "gradientboosting", "decisiontree", "extratrees", "randomforest")
 #: Data sets that ship with scikit-learn.
 BUNDLED_DATASETS = ("breast_cancer", "digits", "wine", "iris")
 #: Every data set name accepted by :class:`AutoML`.
@@ -113,17 +117,25 @@ class AutoML(Problem):
         Unknown (the lower bound is 0).
     """
 
-    def __init__(self, dataset: str = "breast_cancer", *, cv: int | None = None,
-                 data_path: str | None = None, data: tuple | None = None,
-                 test_size: float = 0.2, split_random_state: int = 4242,
-                 random_state: int = 42):
+    def __init__(
+        self,
+        dataset: str = "breast_cancer",
+        *,
+        cv: int | None = None,
+        data_path: str | None = None,
+        data: tuple | None = None,
+        test_size: float = 0.2,
+        split_random_state: int = 4242,
+        random_state: int = 42,
+    ):
         from sklearn.model_selection import train_test_split
         from sklearn.preprocessing import MinMaxScaler
 
         if data is None and dataset not in AUTOML_DATASETS:
             raise ValueError(f"dataset must be one of {list(AUTOML_DATASETS)}, got {dataset!r}")
-        if cv is not None and (isinstance(cv, bool) or not isinstance(cv, (int, np.integer))
-                               or cv < 2):
+        if cv is not None and (
+            isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2
+        ):
             raise ValueError(f"cv must be None or an integer >= 2, got {cv!r}")
         if not 0.0 < test_size < 1.0:
             raise ValueError(f"test_size must be in (0, 1), got {test_size!r}")
@@ -139,10 +151,13 @@ class AutoML(Problem):
             raise DatasetUnavailable(
                 f"dataset {dataset!r} (OpenML {_OPENML_IDS[dataset]}) is not bundled with "
                 "scikit-learn and treebo does not download; pass data_path= to a local CSV copy "
-                f"or use one of {list(BUNDLED_DATASETS)}")
+                f"or use one of {list(BUNDLED_DATASETS)}"
+            )
         if X.ndim != 2 or len(X) != len(y) or len(X) < 10:
-            raise ValueError(f"data must be X of shape (n, p) and y of shape (n,) with n >= 10, "
-                             f"got {X.shape} and {np.shape(y)}")
+            raise ValueError(
+                f"data must be X of shape (n, p) and y of shape (n,) with n >= 10, "
+                f"got {X.shape} and {np.shape(y)}"
+            )
         self.dataset = dataset
         self.cv = None if cv is None else int(cv)
         self.random_state = random_state
@@ -150,7 +165,8 @@ class AutoML(Problem):
         # As in the official code: the scaler sees the whole data set before the split.
         X = MinMaxScaler().fit_transform(X)
         self._X_train, self._X_test, self._y_train, self._y_test = train_test_split(
-            X, y, test_size=test_size, random_state=split_random_state)
+            X, y, test_size=test_size, random_state=split_random_state
+        )
         self.n_test = len(self._y_test)
         dimensions = {
             "classifier": Categorical(AUTOML_CLASSIFIERS),
@@ -160,8 +176,13 @@ class AutoML(Problem):
             "log10_learning_rate": Real(-3.0, 1.0),
         }
         super().__init__(f"automl_{dataset}", dimensions, optimal_value=None)
-        self.params = {"dataset": dataset, "cv": self.cv, "test_size": test_size,
-                       "split_random_state": split_random_state, "random_state": random_state}
+        self.params = {
+            "dataset": dataset,
+            "cv": self.cv,
+            "test_size": test_size,
+            "split_random_state": split_random_state,
+            "random_state": random_state,
+        }
 
     def make_classifier(self, x: dict | list) -> Any:
         """The unfitted scikit-learn classifier that the point ``x`` describes.
@@ -179,8 +200,10 @@ class AutoML(Problem):
 
         if not isinstance(x, dict):
             if len(x) != self.space.n_dims:
-                raise ValueError(f"x must be a dict with keys {self.space.names} or a list of "
-                                 f"{self.space.n_dims} values in that order, got {x!r}")
+                raise ValueError(
+                    f"x must be a dict with keys {self.space.names} or a list of "
+                    f"{self.space.n_dims} values in that order, got {x!r}"
+                )
             x = dict(zip(self.space.names, x))
         self.space.encode([x])  # a clear ValueError for infeasible points
         p = x
@@ -190,12 +213,15 @@ class AutoML(Problem):
         if name == "adaboost":
             return AdaBoostClassifier(n_estimators=size, learning_rate=rate, random_state=seed)
         if name == "gradientboosting":
-            return GradientBoostingClassifier(n_estimators=size, max_depth=depth,
-                                              max_features=features, learning_rate=rate,
-                                              random_state=seed)
+            return GradientBoostingClassifier(
+                n_estimators=size,
+                max_depth=depth,
+                max_features=features,
+                learning_rate=rate,
+                random_state=seed,
+            )
         if name == "decisiontree":
-            return DecisionTreeClassifier(max_depth=depth, max_features=features,
-                                          random_state=seed)
+            return DecisionTreeClassifier(max_depth=depth, max_features=features, random_state=seed)
         cls = ExtraTreesClassifier if name == "extratrees" else RandomForestClassifier
         return cls(n_estimators=size, max_depth=depth, max_features=features, random_state=seed)
 

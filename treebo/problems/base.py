@@ -43,8 +43,13 @@ class Problem:
 
     regret_floor: float | None = None
 
-    def __init__(self, name: str, dimensions: Any, optimal_value: float | None = None,
-                 optimizers: list | None = None):
+    def __init__(
+        self,
+        name: str,
+        dimensions: Any,
+        optimal_value: float | None = None,
+        optimizers: list | None = None,
+    ):
         self.name = name
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self.optimal_value = optimal_value

@@ -30,18 +30,44 @@ import numpy as np
 from ..space import Real
 from .base import Problem
 
-__all__ = ["BBOB", "BBOB_FUNCTIONS", "BBOB_PROTOCOL", "bbob_name", "parse_bbob_name",
-           "bbob_problem_names", "bbob_budget", "bbob_summary", "is_bbob_name"]
+__all__ = [
+    "BBOB",
+    "BBOB_FUNCTIONS",
+    "BBOB_PROTOCOL",
+    "bbob_name",
+    "parse_bbob_name",
+    "bbob_problem_names",
+    "bbob_budget",
+    "bbob_summary",
+    "is_bbob_name",
+]
 
 #: The 24 functions of the noiseless suite, by number (names as COCO's documentation gives them).
 BBOB_FUNCTIONS: dict[int, str] = {
-    1: "sphere", 2: "separable ellipsoid", 3: "Rastrigin", 4: "Büche-Rastrigin",
-    5: "linear slope", 6: "attractive sector", 7: "step ellipsoid", 8: "Rosenbrock",
-    9: "rotated Rosenbrock", 10: "ellipsoid", 11: "discus", 12: "bent cigar",
-    13: "sharp ridge", 14: "different powers", 15: "rotated Rastrigin", 16: "Weierstrass",
-    17: "Schaffers F7", 18: "Schaffers F7, ill-conditioned", 19: "Griewank-Rosenbrock F8F2",
-    20: "Schwefel x sin(x)", 21: "Gallagher, 101 peaks", 22: "Gallagher, 21 peaks",
-    23: "Katsuura", 24: "Lunacek bi-Rastrigin",
+    1: "sphere",
+    2: "separable ellipsoid",
+    3: "Rastrigin",
+    4: "Büche-Rastrigin",
+    5: "linear slope",
+    6: "attractive sector",
+    7: "step ellipsoid",
+    8: "Rosenbrock",
+    9: "rotated Rosenbrock",
+    10: "ellipsoid",
+    11: "discus",
+    12: "bent cigar",
+    13: "sharp ridge",
+    14: "different powers",
+    15: "rotated Rastrigin",
+    16: "Weierstrass",
+    17: "Schaffers F7",
+    18: "Schaffers F7, ill-conditioned",
+    19: "Griewank-Rosenbrock F8F2",
+    20: "Schwefel x sin(x)",
+    21: "Gallagher, 101 peaks",
+    22: "Gallagher, 21 peaks",
+    23: "Katsuura",
+    24: "Lunacek bi-Rastrigin",
 }
 
 #: The benchmark protocol: functions, dimensions, instances (the tuning set), seeds per
@@ -88,10 +114,17 @@ def bbob_name(function: int, dim: int, instance: int) -> str:
 
 def _check_triple(function: object, dim: object, instance: object) -> tuple[int, int, int]:
     checked = []
-    for value, name, low, high in ((function, "function", 1, 24), (dim, "dim", 2, None),
-                                   (instance, "instance", 1, None)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-                or (high is not None and value > high):
+    for value, name, low, high in (
+        (function, "function", 1, 24),
+        (dim, "dim", 2, None),
+        (instance, "instance", 1, None),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < low
+            or (high is not None and value > high)
+        ):
             allowed = f"{low} to {high}" if high is not None else f"at least {low}"
             raise ValueError(f"bbob {name} must be an integer {allowed}, got {value!r}")
         checked.append(int(value))
@@ -124,8 +157,10 @@ def parse_bbob_name(name: str) -> tuple[int, int, int]:
     """
     match = _PATTERN.fullmatch(name) if isinstance(name, str) else None
     if match is None:
-        raise ValueError(f"{name!r} is not a bbob problem name; expected "
-                         "bbob_f<function 01-24>_d<dimension>_i<instance>, e.g. bbob_f01_d10_i1")
+        raise ValueError(
+            f"{name!r} is not a bbob problem name; expected "
+            "bbob_f<function 01-24>_d<dimension>_i<instance>, e.g. bbob_f01_d10_i1"
+        )
     function, dim, instance = (int(g) for g in match.groups())
     canonical = bbob_name(function, dim, instance)  # raises for numbers out of range
     if canonical != name:
@@ -133,8 +168,11 @@ def parse_bbob_name(name: str) -> tuple[int, int, int]:
     return function, dim, instance
 
 
-def bbob_problem_names(functions: Iterable[int] | None = None, dims: Iterable[int] | None = None,
-                       instances: Iterable[int] | None = None) -> list[str]:
+def bbob_problem_names(
+    functions: Iterable[int] | None = None,
+    dims: Iterable[int] | None = None,
+    instances: Iterable[int] | None = None,
+) -> list[str]:
     """Problem names of a selection of functions, dimensions and instances.
 
     Parameters
@@ -159,8 +197,12 @@ def bbob_problem_names(functions: Iterable[int] | None = None, dims: Iterable[in
         if not values:
             raise ValueError(f"bbob {key} must not be empty")
         chosen[key] = list(dict.fromkeys(values))
-    return [bbob_name(f, d, i) for d in chosen["dims"] for f in chosen["functions"]
-            for i in chosen["instances"]]
+    return [
+        bbob_name(f, d, i)
+        for d in chosen["dims"]
+        for f in chosen["functions"]
+        for i in chosen["instances"]
+    ]
 
 
 def bbob_budget(name: str, per_dim: int = BBOB_PROTOCOL["budget_per_dim"]) -> int:
@@ -171,16 +213,20 @@ def bbob_budget(name: str, per_dim: int = BBOB_PROTOCOL["budget_per_dim"]) -> in
 def bbob_summary(name: str) -> str:
     """A one-line description of a bbob problem, e.g. ``"bbob f01 sphere, 10-D, instance 1"``."""
     function, dim, instance = parse_bbob_name(name)
-    return (f"COCO bbob f{function:02d} {BBOB_FUNCTIONS[function]}, {dim}-D, instance "
-            f"{instance}, [-5, 5]^{dim}")
+    return (
+        f"COCO bbob f{function:02d} {BBOB_FUNCTIONS[function]}, {dim}-D, instance "
+        f"{instance}, [-5, 5]^{dim}"
+    )
 
 
 def _bare_problem(function: int, dim: int, instance: int):
     try:
         import cocoex
     except ImportError as error:
-        raise ImportError(f"bbob problems need COCO's cocoex module (the coco-experiment "
-                          f"distribution); install it with: {_INSTALL}") from error
+        raise ImportError(
+            f"bbob problems need COCO's cocoex module (the coco-experiment "
+            f"distribution); install it with: {_INSTALL}"
+        ) from error
     return cocoex.BareProblem("bbob", function, dim, instance)
 
 
@@ -224,9 +270,12 @@ class BBOB(Problem):
         # best_parameter() marks the object that reveals x_opt as tainted; a separate
         # one keeps the evaluated object clean.
         x_opt = [float(v) for v in _bare_problem(function, dim, instance).best_parameter()]
-        super().__init__(bbob_name(function, dim, instance),
-                         [Real(-5.0, 5.0) for _ in range(dim)],
-                         optimal_value=float(self._function.best_value()), optimizers=[x_opt])
+        super().__init__(
+            bbob_name(function, dim, instance),
+            [Real(-5.0, 5.0) for _ in range(dim)],
+            optimal_value=float(self._function.best_value()),
+            optimizers=[x_opt],
+        )
         self.function, self.dim, self.instance = function, dim, instance
         self.params = {"function": function, "dim": dim, "instance": instance}
 

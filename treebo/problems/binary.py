@@ -39,8 +39,15 @@ from scipy.special import logsumexp
 from ..space import Binary
 from .base import Problem
 
-__all__ = ["Ising", "Contamination", "PAPER_CASE_SEEDS", "ISING_TABULATED_SEEDS",
-           "COMBO_ISING_CASE_SEEDS", "COMBO_CONTAMINATION_CASE_SEEDS", "paper_case_seed"]
+__all__ = [
+    "Ising",
+    "Contamination",
+    "PAPER_CASE_SEEDS",
+    "ISING_TABULATED_SEEDS",
+    "COMBO_ISING_CASE_SEEDS",
+    "COMBO_CONTAMINATION_CASE_SEEDS",
+    "paper_case_seed",
+]
 
 #: Case seeds of the paper's 10 repeats (``RandomState(42).randint(0, 10000, (10, 2))[:, 0]``).
 PAPER_CASE_SEEDS = (7270, 5390, 5734, 466, 5578, 1685, 6949, 5311, 6420, 4555)
@@ -77,18 +84,26 @@ def paper_case_seed(repeat: int) -> int:
 
 
 def _check_lam(lam: float) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(lam) or lam < 0:
+    if (
+        isinstance(lam, bool)
+        or not isinstance(lam, (int, float, np.integer, np.floating))
+        or not math.isfinite(lam)
+        or lam < 0
+    ):
         raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
     return float(lam)
 
 
 def _check_instance(instance: int) -> int:
     # The case seed seeds numpy's legacy RandomState, as COMBO does, which takes 32 bits.
-    if (isinstance(instance, bool) or not isinstance(instance, (int, np.integer))
-            or not 0 <= instance < 2**32):
-        raise ValueError("instance must be an integer case seed in [0, 2**32 - 1], "
-                         f"got {instance!r}")
+    if (
+        isinstance(instance, bool)
+        or not isinstance(instance, (int, np.integer))
+        or not 0 <= instance < 2**32
+    ):
+        raise ValueError(
+            f"instance must be an integer case seed in [0, 2**32 - 1], got {instance!r}"
+        )
     return int(instance)
 
 
@@ -99,8 +114,12 @@ def _bits(text: str) -> list[int]:
 # -- Ising sparsification ---------------------------------------------------------------------
 
 # Edges of the 4x4 grid as (i, j), i < j, in lexicographic order: BOCS's variable order.
-_ISING_EDGES = np.array(sorted([(4 * r + c, 4 * r + c + 1) for r in range(4) for c in range(3)]
-                               + [(4 * r + c, 4 * r + c + 4) for r in range(3) for c in range(4)]))
+_ISING_EDGES = np.array(
+    sorted(
+        [(4 * r + c, 4 * r + c + 1) for r in range(4) for c in range(3)]
+        + [(4 * r + c, 4 * r + c + 4) for r in range(3) for c in range(4)]
+    )
+)
 
 # Interactions of the spec's Appendix A (float32 values as exact decimal reprs): per case seed,
 # 12 horizontal couplings J^h in row-major (r, c) order, r < 4, c < 3, then 12 vertical ones
@@ -199,8 +218,9 @@ _ISING_APPENDIX_A = """
 """
 
 #: Case seeds whose torch-generated Ising interactions ship with treebo.
-ISING_TABULATED_SEEDS = tuple(dict.fromkeys(int(line.split()[0])
-                                            for line in _ISING_APPENDIX_A.split("\n") if line))
+ISING_TABULATED_SEEDS = tuple(
+    dict.fromkeys(int(line.split()[0]) for line in _ISING_APPENDIX_A.split("\n") if line)
+)
 
 # Optimal values by exhaustive enumeration of all 2^24 x (problems.md §4.2): case seed ->
 # (f* at lam = 1e-4, x* at lam = 1e-2 as the bit string x_0 .. x_23). f* at lam = 1e-2 is
@@ -342,8 +362,12 @@ class Ising(Problem):
                 optimal_value = self.evaluate(np.array(optimizers[0], dtype=float))
             elif self.lam == 1e-4:
                 optimal_value = value_small
-        super().__init__("ising", [Binary() for _ in range(24)], optimal_value=optimal_value,
-                         optimizers=optimizers)
+        super().__init__(
+            "ising",
+            [Binary() for _ in range(24)],
+            optimal_value=optimal_value,
+            optimizers=optimizers,
+        )
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
@@ -430,8 +454,12 @@ class Contamination(Problem):
                 optimal_value = value_small
             elif self.lam == 0.0:
                 optimal_value = value_zero
-        super().__init__("contamination", [Binary() for _ in range(_N_STAGES)],
-                         optimal_value=optimal_value, optimizers=optimizers)
+        super().__init__(
+            "contamination",
+            [Binary() for _ in range(_N_STAGES)],
+            optimal_value=optimal_value,
+            optimizers=optimizers,
+        )
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
@@ -439,8 +467,10 @@ class Contamination(Problem):
         fraction = self.initial_fraction
         safe = np.empty(_N_STAGES)
         for i in range(_N_STAGES):  # 25 stages, vectorized over the 100 scenarios
-            fraction = (self.contamination_rate[i] * (1.0 - x[i]) * (1.0 - fraction)
-                        + (1.0 - self.restoration_rate[i] * x[i]) * fraction)
+            fraction = (
+                self.contamination_rate[i] * (1.0 - x[i]) * (1.0 - fraction)
+                + (1.0 - self.restoration_rate[i] * x[i]) * fraction
+            )
             safe[i] = np.count_nonzero(fraction < _UPPER) / _N_SCENARIOS
         penalty = _RHO * np.sum((1.0 - _EPSILON) - safe)
         return float(np.sum(x) + penalty + self.lam * np.sum(x))

@@ -21,28 +21,45 @@ class Ackley(Problem):
 
     def __init__(self, dim: int = 4):
         self.dim = int(dim)
-        super().__init__(f"ackley_{self.dim}", [Real(-32.768, 32.768) for _ in range(self.dim)],
-                         optimal_value=0.0, optimizers=[[0.0] * self.dim])
+        super().__init__(
+            f"ackley_{self.dim}",
+            [Real(-32.768, 32.768) for _ in range(self.dim)],
+            optimal_value=0.0,
+            optimizers=[[0.0] * self.dim],
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``-20 exp(-0.2 sqrt(sum(x^2) / d)) - exp(sum(cos(2 pi x)) / d) + 20 + e``."""
         d = len(x)
-        return float(-20.0 * math.exp(-0.2 * math.sqrt(np.sum(x**2) / d))
-                     - math.exp(np.sum(np.cos(2.0 * math.pi * x)) / d) + 20.0 + math.e)
+        return float(
+            -20.0 * math.exp(-0.2 * math.sqrt(np.sum(x**2) / d))
+            - math.exp(np.sum(np.cos(2.0 * math.pi * x)) / d)
+            + 20.0
+            + math.e
+        )
 
 
 class Bohachevsky(Problem):
     """Bohachevsky function 1 on ``[-100, 100]^2``."""
 
     def __init__(self):
-        super().__init__("bohachevsky", [Real(-100.0, 100.0), Real(-100.0, 100.0)],
-                         optimal_value=0.0, optimizers=[[0.0, 0.0]])
+        super().__init__(
+            "bohachevsky",
+            [Real(-100.0, 100.0), Real(-100.0, 100.0)],
+            optimal_value=0.0,
+            optimizers=[[0.0, 0.0]],
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``x1^2 + 2 x2^2 - 0.3 cos(3 pi x1) - 0.4 cos(4 pi x2) + 0.7``."""
         x1, x2 = x
-        return float(x1**2 + 2.0 * x2**2 - 0.3 * math.cos(3.0 * math.pi * x1)
-                     - 0.4 * math.cos(4.0 * math.pi * x2) + 0.7)
+        return float(
+            x1**2
+            + 2.0 * x2**2
+            - 0.3 * math.cos(3.0 * math.pi * x1)
+            - 0.4 * math.cos(4.0 * math.pi * x2)
+            + 0.7
+        )
 
 
 class Branin(Problem):
@@ -51,8 +68,12 @@ class Branin(Problem):
     def __init__(self):
         b, c = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi
         minimizers = [[x1, b * x1**2 - c * x1 + 6.0] for x1 in (-math.pi, math.pi, 3 * math.pi)]
-        super().__init__("branin", [Real(-5.0, 10.0), Real(0.0, 15.0)],
-                         optimal_value=5.0 / (4.0 * math.pi), optimizers=minimizers)
+        super().__init__(
+            "branin",
+            [Real(-5.0, 10.0), Real(0.0, 15.0)],
+            optimal_value=5.0 / (4.0 * math.pi),
+            optimizers=minimizers,
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``(x2 - b x1^2 + c x1 - r)^2 + s (1 - t) cos(x1) + s``.
@@ -65,28 +86,34 @@ class Branin(Problem):
 
 
 HARTMANN6_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-HARTMANN6_A = np.array([
-    [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
-    [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
-    [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
-    [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
-])
-HARTMANN6_P = 1e-4 * np.array([
-    [1312, 1696, 5569, 124, 8283, 5886],
-    [2329, 4135, 8307, 3736, 1004, 9991],
-    [2348, 1451, 3522, 2883, 3047, 6650],
-    [4047, 8828, 8732, 5743, 1091, 381],
-])
+HARTMANN6_A = np.array(
+    [
+        [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
+        [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
+        [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
+        [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
+    ]
+)
+HARTMANN6_P = 1e-4 * np.array(
+    [
+        [1312, 1696, 5569, 124, 8283, 5886],
+        [2329, 4135, 8307, 3736, 1004, 9991],
+        [2348, 1451, 3522, 2883, 3047, 6650],
+        [4047, 8828, 8732, 5743, 1091, 381],
+    ]
+)
 
 
 class Hartmann6(Problem):
     """Hartmann 6-D function on ``[0, 1]^6``."""
 
     def __init__(self):
-        super().__init__("hartmann6", [Real(0.0, 1.0) for _ in range(6)],
-                         optimal_value=-3.32236801141551,
-                         optimizers=[[0.20168952, 0.15001069, 0.47687398, 0.27533243,
-                                      0.31165162, 0.65730054]])
+        super().__init__(
+            "hartmann6",
+            [Real(0.0, 1.0) for _ in range(6)],
+            optimal_value=-3.32236801141551,
+            optimizers=[[0.20168952, 0.15001069, 0.47687398, 0.27533243, 0.31165162, 0.65730054]],
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)`` with the standard constants."""
@@ -100,9 +127,12 @@ class Michalewicz(Problem):
     def __init__(self, dim: int = 2):
         self.dim = int(dim)
         optimum = {2: (-1.8013034100985534, [[2.20290552, math.pi / 2]])}.get(self.dim)
-        super().__init__(f"michalewicz_{self.dim}", [Real(0.0, math.pi) for _ in range(self.dim)],
-                         optimal_value=optimum[0] if optimum else None,
-                         optimizers=optimum[1] if optimum else [])
+        super().__init__(
+            f"michalewicz_{self.dim}",
+            [Real(0.0, math.pi) for _ in range(self.dim)],
+            optimal_value=optimum[0] if optimum else None,
+            optimizers=optimum[1] if optimum else [],
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``-sum_i sin(x_i) sin(i x_i^2 / pi)^20`` (``i`` from 1)."""
@@ -115,8 +145,12 @@ class Rosenbrock(Problem):
 
     def __init__(self, dim: int = 4):
         self.dim = int(dim)
-        super().__init__(f"rosenbrock_{self.dim}", [Real(-2.048, 2.048) for _ in range(self.dim)],
-                         optimal_value=0.0, optimizers=[[1.0] * self.dim])
+        super().__init__(
+            f"rosenbrock_{self.dim}",
+            [Real(-2.048, 2.048) for _ in range(self.dim)],
+            optimal_value=0.0,
+            optimizers=[[1.0] * self.dim],
+        )
 
     def evaluate(self, x: np.ndarray) -> float:
         """``sum_i 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2``."""

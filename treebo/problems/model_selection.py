@@ -58,8 +58,14 @@ __all__ = ["ModelSelection", "MODEL_SELECTION_DATASETS", "MODEL_SELECTION_FAMILI
 #: (no download): 569, 178 and 1797 samples; 2, 3 and 10 classes.
 MODEL_SELECTION_DATASETS = ("breast_cancer", "wine", "digits")
 #: The values of the ``model`` dimension, in the space's order.
-MODEL_SELECTION_FAMILIES = ("svc", "knn", "logreg", "random_forest", "hist_gradient_boosting",
-                            "mlp")
+MODEL_SELECTION_FAMILIES = (
+    "svc",
+    "knn",
+    "logreg",
+    "random_forest",
+    "hist_gradient_boosting",
+    "mlp",
+)
 
 # Iteration caps of the iterative solvers. The MLP's is a training budget that
 # keeps its slowest corner (64 units learning at 1e-3 on digits) near 1.4 s;
@@ -207,21 +213,35 @@ class ModelSelection(Problem):
     True
     """
 
-    def __init__(self, dataset: str = "breast_cancer", *, cv: int = 5,
-                 split_random_state: int = 4242, random_state: int = 42):
+    def __init__(
+        self,
+        dataset: str = "breast_cancer",
+        *,
+        cv: int = 5,
+        split_random_state: int = 4242,
+        random_state: int = 42,
+    ):
         from sklearn.model_selection import StratifiedKFold
 
         if not isinstance(dataset, str) or dataset not in MODEL_SELECTION_DATASETS:
-            raise ValueError(f"dataset must be one of {list(MODEL_SELECTION_DATASETS)}, "
-                             f"got {dataset!r}")
+            raise ValueError(
+                f"dataset must be one of {list(MODEL_SELECTION_DATASETS)}, got {dataset!r}"
+            )
         X, y = _load(dataset)
         smallest_class = int(np.bincount(np.unique(y, return_inverse=True)[1]).min())
-        if (isinstance(cv, bool) or not isinstance(cv, (int, np.integer))
-                or not 2 <= cv <= smallest_class):
-            raise ValueError(f"cv must be an integer from 2 to {smallest_class} (the smallest "
-                             f"class of {dataset!r}), got {cv!r}")
-        for label, seed in (("split_random_state", split_random_state),
-                            ("random_state", random_state)):
+        if (
+            isinstance(cv, bool)
+            or not isinstance(cv, (int, np.integer))
+            or not 2 <= cv <= smallest_class
+        ):
+            raise ValueError(
+                f"cv must be an integer from 2 to {smallest_class} (the smallest "
+                f"class of {dataset!r}), got {cv!r}"
+            )
+        for label, seed in (
+            ("split_random_state", split_random_state),
+            ("random_state", random_state),
+        ):
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"{label} must be a non-negative integer, got {seed!r}")
         self.dataset = dataset
@@ -234,11 +254,15 @@ class ModelSelection(Problem):
         # between points are differences between models, not between splits.
         splitter = StratifiedKFold(self.cv, shuffle=True, random_state=self.split_random_state)
         self._folds = [(train, test) for train, test in splitter.split(X, y)]
-        super().__init__(f"model_selection_{dataset}", _conditional_dimensions(),
-                         optimal_value=None)
-        self.params = {"dataset": dataset, "cv": self.cv,
-                       "split_random_state": self.split_random_state,
-                       "random_state": self.random_state}
+        super().__init__(
+            f"model_selection_{dataset}", _conditional_dimensions(), optimal_value=None
+        )
+        self.params = {
+            "dataset": dataset,
+            "cv": self.cv,
+            "split_random_state": self.split_random_state,
+            "random_state": self.random_state,
+        }
 
     def make_estimator(self, x: dict) -> Any:
         """The unfitted scikit-learn estimator that the point ``x`` describes.
@@ -263,8 +287,10 @@ class ModelSelection(Problem):
             outside its dimension.
         """
         if not isinstance(x, dict):
-            raise ValueError(f"x must be a dict with 'model' and that model's hyperparameters "
-                             f"(names in {self.space.names}), got {x!r}")
+            raise ValueError(
+                f"x must be a dict with 'model' and that model's hyperparameters "
+                f"(names in {self.space.names}), got {x!r}"
+            )
         p = self.space.drop_inactive(x)  # checks the point; only active values are read below
         return _build(p, self.random_state)
 
@@ -310,44 +336,68 @@ def _build(p: dict, seed: int) -> Any:
         from sklearn.ensemble import RandomForestClassifier
 
         return RandomForestClassifier(
-            n_estimators=int(p["rf_n_estimators"]), max_depth=int(p["rf_max_depth"]),
+            n_estimators=int(p["rf_n_estimators"]),
+            max_depth=int(p["rf_max_depth"]),
             max_features=float(p["rf_max_features"]),
-            min_samples_leaf=int(p["rf_min_samples_leaf"]), n_jobs=1, random_state=seed)
+            min_samples_leaf=int(p["rf_min_samples_leaf"]),
+            n_jobs=1,
+            random_state=seed,
+        )
     if family == "hist_gradient_boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         return HistGradientBoostingClassifier(
-            learning_rate=float(p["hgb_learning_rate"]), max_iter=int(p["hgb_max_iter"]),
+            learning_rate=float(p["hgb_learning_rate"]),
+            max_iter=int(p["hgb_max_iter"]),
             max_leaf_nodes=int(p["hgb_max_leaf_nodes"]),
             l2_regularization=float(p["hgb_l2_regularization"]),
-            min_samples_leaf=int(p["hgb_min_samples_leaf"]), early_stopping=False,
-            random_state=seed)
+            min_samples_leaf=int(p["hgb_min_samples_leaf"]),
+            early_stopping=False,
+            random_state=seed,
+        )
     if family == "svc":
         from sklearn.svm import SVC
 
         kernel = p["svc_kernel"]
-        model = SVC(C=float(p["svc_C"]), kernel=kernel,
-                    # gamma and degree are inactive for the kernels that ignore them.
-                    gamma=float(p.get("svc_gamma", 1.0)), degree=int(p.get("svc_degree", 3)),
-                    coef0=1.0, random_state=seed)
+        model = SVC(
+            C=float(p["svc_C"]),
+            kernel=kernel,
+            # gamma and degree are inactive for the kernels that ignore them.
+            gamma=float(p.get("svc_gamma", 1.0)),
+            degree=int(p.get("svc_degree", 3)),
+            coef0=1.0,
+            random_state=seed,
+        )
     elif family == "knn":
         from sklearn.neighbors import KNeighborsClassifier
 
-        model = KNeighborsClassifier(n_neighbors=int(p["knn_n_neighbors"]),
-                                     weights=p["knn_weights"], p=int(p["knn_p"]), n_jobs=1)
+        model = KNeighborsClassifier(
+            n_neighbors=int(p["knn_n_neighbors"]),
+            weights=p["knn_weights"],
+            p=int(p["knn_p"]),
+            n_jobs=1,
+        )
     elif family == "logreg":
         from sklearn.linear_model import LogisticRegression
 
         weight = None if p["logreg_class_weight"] == "none" else p["logreg_class_weight"]
         # Penalty left at its default (L2): scikit-learn 1.8 deprecates the
         # ``penalty`` argument, and lbfgs handles only L2.
-        model = LogisticRegression(C=float(p["logreg_C"]), class_weight=weight,
-                                   max_iter=_LOGREG_MAX_ITER, random_state=seed)
+        model = LogisticRegression(
+            C=float(p["logreg_C"]),
+            class_weight=weight,
+            max_iter=_LOGREG_MAX_ITER,
+            random_state=seed,
+        )
     else:  # "mlp", the last family
         from sklearn.neural_network import MLPClassifier
 
-        model = MLPClassifier(hidden_layer_sizes=(int(p["mlp_hidden_units"]),),
-                              activation=p["mlp_activation"], alpha=float(p["mlp_alpha"]),
-                              learning_rate_init=float(p["mlp_learning_rate_init"]),
-                              max_iter=_MLP_MAX_ITER, random_state=seed)
+        model = MLPClassifier(
+            hidden_layer_sizes=(int(p["mlp_hidden_units"]),),
+            activation=p["mlp_activation"],
+            alpha=float(p["mlp_alpha"]),
+            learning_rate_init=float(p["mlp_learning_rate_init"]),
+            max_iter=_MLP_MAX_ITER,
+            random_state=seed,
+        )
     return make_pipeline(StandardScaler(), model)

@@ -39,8 +39,16 @@ from ..space import Integer, Real
 from .base import Problem
 from .continuous import HARTMANN6_A, HARTMANN6_ALPHA, HARTMANN6_P
 
-__all__ = ["MultiFidelityProblem", "MFBranin", "MFHartmann6", "HGBCancer", "MLPDigits",
-           "SVCDigits", "MULTIFIDELITY_PROBLEMS", "get_multifidelity_problem"]
+__all__ = [
+    "MultiFidelityProblem",
+    "MFBranin",
+    "MFHartmann6",
+    "HGBCancer",
+    "MLPDigits",
+    "SVCDigits",
+    "MULTIFIDELITY_PROBLEMS",
+    "get_multifidelity_problem",
+]
 
 #: The seed of the validation split and of the models.
 _SEED = 0
@@ -65,8 +73,9 @@ class MultiFidelityProblem(Problem):
     def __call__(self, x: Any, budget: Any = None) -> float:
         budget = self.max_budget if budget is None else budget
         if not self.min_budget <= budget <= self.max_budget:
-            raise ValueError(f"budget must be in [{self.min_budget}, {self.max_budget}], got "
-                             f"{budget!r}")
+            raise ValueError(
+                f"budget must be in [{self.min_budget}, {self.max_budget}], got {budget!r}"
+            )
         self.space.encode([x])  # a clear ValueError for an infeasible point
         return self.evaluate_at(x, budget)
 
@@ -82,8 +91,9 @@ class MFBranin(MultiFidelityProblem):
     """Branin with fidelity-shifted constants (module docstring); integer budgets 1 to 27."""
 
     def __init__(self):
-        super().__init__("mf_branin", [Real(-5.0, 10.0), Real(0.0, 15.0)],
-                         optimal_value=5.0 / (4.0 * math.pi))
+        super().__init__(
+            "mf_branin", [Real(-5.0, 10.0), Real(0.0, 15.0)], optimal_value=5.0 / (4.0 * math.pi)
+        )
 
     def evaluate_at(self, x: Any, budget: Any) -> float:
         x1, x2 = float(x[0]), float(x[1])
@@ -91,8 +101,7 @@ class MFBranin(MultiFidelityProblem):
         b = 5.1 / (4.0 * math.pi**2) - 0.1 * gap
         c = 5.0 / math.pi - 0.1 * gap
         t = 1.0 / (8.0 * math.pi) + 0.05 * gap
-        return float((x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10.0 * (1.0 - t) * math.cos(x1)
-                     + 10.0)
+        return float((x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10.0 * (1.0 - t) * math.cos(x1) + 10.0)
 
 
 class MFHartmann6(MultiFidelityProblem):
@@ -101,8 +110,9 @@ class MFHartmann6(MultiFidelityProblem):
     _SHIFT = np.array([1.0, -1.0, -1.0, 1.0])
 
     def __init__(self):
-        super().__init__("mf_hartmann6", [Real(0.0, 1.0) for _ in range(6)],
-                         optimal_value=-3.32236801141551)
+        super().__init__(
+            "mf_hartmann6", [Real(0.0, 1.0) for _ in range(6)], optimal_value=-3.32236801141551
+        )
 
     def evaluate_at(self, x: Any, budget: Any) -> float:
         alpha = HARTMANN6_ALPHA + 0.1 * (1.0 - budget / self.max_budget) * self._SHIFT
@@ -142,10 +152,10 @@ class _DataProblem(MultiFidelityProblem):
 
             X, y = getattr(datasets, f"load_{self.dataset}")(return_X_y=True)
             X_train, X_valid, y_train, y_valid = train_test_split(
-                X, y, test_size=1 / 3, stratify=y, random_state=_SEED)
+                X, y, test_size=1 / 3, stratify=y, random_state=_SEED
+            )
             scaler = StandardScaler().fit(X_train)
-            self._data = (scaler.transform(X_train), scaler.transform(X_valid), y_train,
-                          y_valid)
+            self._data = (scaler.transform(X_train), scaler.transform(X_valid), y_train, y_valid)
         return self._data
 
     def __getstate__(self) -> dict:  # workers rebuild the data rather than receive it
@@ -159,20 +169,25 @@ class HGBCancer(_DataProblem):
     min_budget, max_budget = 3, 81
 
     def __init__(self):
-        super().__init__("mf_hgb_cancer", {
-            "learning_rate": Real(0.01, 1.0, "log-uniform"),
-            "max_leaf_nodes": Integer(4, 64, "log-uniform"),
-            "min_samples_leaf": Integer(2, 64, "log-uniform"),
-            "l2_regularization": Real(1e-6, 10.0, "log-uniform"),
-            "max_features": Real(0.1, 1.0)})
+        super().__init__(
+            "mf_hgb_cancer",
+            {
+                "learning_rate": Real(0.01, 1.0, "log-uniform"),
+                "max_leaf_nodes": Integer(4, 64, "log-uniform"),
+                "min_samples_leaf": Integer(2, 64, "log-uniform"),
+                "l2_regularization": Real(1e-6, 10.0, "log-uniform"),
+                "max_features": Real(0.1, 1.0),
+            },
+        )
 
     def fit_score(self, x: Any, budget: Any) -> float:
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.metrics import log_loss
 
         X_train, X_valid, y_train, y_valid = self.data()
-        model = HistGradientBoostingClassifier(max_iter=int(budget), early_stopping=False,
-                                               random_state=_SEED, **x)
+        model = HistGradientBoostingClassifier(
+            max_iter=int(budget), early_stopping=False, random_state=_SEED, **x
+        )
         model.fit(X_train, y_train)
         return float(log_loss(y_valid, model.predict_proba(X_valid), labels=model.classes_))
 
@@ -183,20 +198,28 @@ class MLPDigits(_DataProblem):
     min_budget, max_budget = 1, 27
 
     def __init__(self):
-        super().__init__("mf_mlp_digits", {
-            "hidden": Integer(16, 256, "log-uniform"),
-            "learning_rate_init": Real(1e-4, 1e-1, "log-uniform"),
-            "alpha": Real(1e-6, 1e-1, "log-uniform"),
-            "batch_size": Integer(16, 256, "log-uniform")})
+        super().__init__(
+            "mf_mlp_digits",
+            {
+                "hidden": Integer(16, 256, "log-uniform"),
+                "learning_rate_init": Real(1e-4, 1e-1, "log-uniform"),
+                "alpha": Real(1e-6, 1e-1, "log-uniform"),
+                "batch_size": Integer(16, 256, "log-uniform"),
+            },
+        )
 
     def fit_score(self, x: Any, budget: Any) -> float:
         from sklearn.metrics import log_loss
         from sklearn.neural_network import MLPClassifier
 
         X_train, X_valid, y_train, y_valid = self.data()
-        model = MLPClassifier(hidden_layer_sizes=(int(x["hidden"]),),
-                              learning_rate_init=x["learning_rate_init"], alpha=x["alpha"],
-                              batch_size=int(x["batch_size"]), random_state=_SEED)
+        model = MLPClassifier(
+            hidden_layer_sizes=(int(x["hidden"]),),
+            learning_rate_init=x["learning_rate_init"],
+            alpha=x["alpha"],
+            batch_size=int(x["batch_size"]),
+            random_state=_SEED,
+        )
         classes = np.unique(y_train)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # overflow in a diverging network is a bad value
@@ -211,9 +234,10 @@ class SVCDigits(_DataProblem):
     min_budget, max_budget = 1 / 27, 1.0
 
     def __init__(self):
-        super().__init__("mf_svc_digits", {
-            "C": Real(1e-2, 1e4, "log-uniform"),
-            "gamma": Real(1e-5, 1e1, "log-uniform")})
+        super().__init__(
+            "mf_svc_digits",
+            {"C": Real(1e-2, 1e4, "log-uniform"), "gamma": Real(1e-5, 1e1, "log-uniform")},
+        )
 
     def fit_score(self, x: Any, budget: Any) -> float:
         from sklearn.svm import SVC
@@ -230,13 +254,14 @@ def _stratified_rows(y: np.ndarray, fraction: float) -> np.ndarray:
     rows = []
     for label in np.unique(y):
         members = order[y[order] == label]
-        rows.append(members[:max(2, int(round(fraction * len(members))))])
+        rows.append(members[: max(2, int(round(fraction * len(members))))])
     return np.sort(np.concatenate(rows))
 
 
 #: Name -> class of every multi-fidelity problem.
-MULTIFIDELITY_PROBLEMS = {cls().name: cls for cls in (MFBranin, MFHartmann6, HGBCancer,
-                                                      MLPDigits, SVCDigits)}
+MULTIFIDELITY_PROBLEMS = {
+    cls().name: cls for cls in (MFBranin, MFHartmann6, HGBCancer, MLPDigits, SVCDigits)
+}
 
 
 def get_multifidelity_problem(name: str) -> MultiFidelityProblem:
@@ -244,5 +269,6 @@ def get_multifidelity_problem(name: str) -> MultiFidelityProblem:
     try:
         return MULTIFIDELITY_PROBLEMS[name]()
     except KeyError:
-        raise ValueError(f"name must be one of {sorted(MULTIFIDELITY_PROBLEMS)}, got "
-                         f"{name!r}") from None
+        raise ValueError(
+            f"name must be one of {sorted(MULTIFIDELITY_PROBLEMS)}, got {name!r}"
+        ) from None

@@ -49,18 +49,22 @@ class _Vectorized(Problem):
 
 # Dixon & Szego (1978), as tabulated in Hedar's collection; note p_41 = 0.03815.
 _HARTMANN3_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_HARTMANN3_A = np.array([
-    [3.0, 10.0, 30.0],
-    [0.1, 10.0, 35.0],
-    [3.0, 10.0, 30.0],
-    [0.1, 10.0, 35.0],
-])
-_HARTMANN3_P = np.array([
-    [0.3689, 0.1170, 0.2673],
-    [0.4699, 0.4387, 0.7470],
-    [0.1091, 0.8732, 0.5547],
-    [0.03815, 0.5743, 0.8828],
-])
+_HARTMANN3_A = np.array(
+    [
+        [3.0, 10.0, 30.0],
+        [0.1, 10.0, 35.0],
+        [3.0, 10.0, 30.0],
+        [0.1, 10.0, 35.0],
+    ]
+)
+_HARTMANN3_P = np.array(
+    [
+        [0.3689, 0.1170, 0.2673],
+        [0.4699, 0.4387, 0.7470],
+        [0.1091, 0.8732, 0.5547],
+        [0.03815, 0.5743, 0.8828],
+    ]
+)
 
 
 class Hartmann3(_Vectorized):
@@ -81,10 +85,12 @@ class Hartmann3(_Vectorized):
     """
 
     def __init__(self):
-        super().__init__("hartmann3", [Real(0.0, 1.0) for _ in range(3)],
-                         optimal_value=-3.862782147820755,
-                         optimizers=[[0.11461433858967198, 0.55564884997185693,
-                                      0.85254695352086578]])
+        super().__init__(
+            "hartmann3",
+            [Real(0.0, 1.0) for _ in range(3)],
+            optimal_value=-3.862782147820755,
+            optimizers=[[0.11461433858967198, 0.55564884997185693, 0.85254695352086578]],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``, ``i = 1..4``, ``j = 1..3``."""
@@ -94,18 +100,20 @@ class Hartmann3(_Vectorized):
 
 
 # Dixon & Szego (1978): the centres a_i (rows) and widths c_i of Shekel's foxholes.
-_SHEKEL_A = np.array([
-    [4.0, 4.0, 4.0, 4.0],
-    [1.0, 1.0, 1.0, 1.0],
-    [8.0, 8.0, 8.0, 8.0],
-    [6.0, 6.0, 6.0, 6.0],
-    [3.0, 7.0, 3.0, 7.0],
-    [2.0, 9.0, 2.0, 9.0],
-    [5.0, 5.0, 3.0, 3.0],
-    [8.0, 1.0, 8.0, 1.0],
-    [6.0, 2.0, 6.0, 2.0],
-    [7.0, 3.6, 7.0, 3.6],
-])
+_SHEKEL_A = np.array(
+    [
+        [4.0, 4.0, 4.0, 4.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [8.0, 8.0, 8.0, 8.0],
+        [6.0, 6.0, 6.0, 6.0],
+        [3.0, 7.0, 3.0, 7.0],
+        [2.0, 9.0, 2.0, 9.0],
+        [5.0, 5.0, 3.0, 3.0],
+        [8.0, 1.0, 8.0, 1.0],
+        [6.0, 2.0, 6.0, 2.0],
+        [7.0, 3.6, 7.0, 3.6],
+    ]
+)
 _SHEKEL_C = np.array([0.1, 0.2, 0.2, 0.4, 0.4, 0.6, 0.3, 0.7, 0.5, 0.5])
 
 
@@ -126,10 +134,14 @@ class Shekel(_Vectorized):
     """
 
     def __init__(self):
-        super().__init__("shekel", [Real(0.0, 10.0) for _ in range(4)],
-                         optimal_value=-10.536409816692043,
-                         optimizers=[[4.0007465315920467, 4.000592934138532,
-                                      3.9996633980403223, 3.9995098005868076]])
+        super().__init__(
+            "shekel",
+            [Real(0.0, 10.0) for _ in range(4)],
+            optimal_value=-10.536409816692043,
+            optimizers=[
+                [4.0007465315920467, 4.000592934138532, 3.9996633980403223, 3.9995098005868076]
+            ],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``-sum_i 1 / (|x - a_i|^2 + c_i)``, ``i = 1..10``."""
@@ -148,8 +160,12 @@ class Levy(_Vectorized):
 
     def __init__(self, dim: int = 6):
         self.dim = int(dim)
-        super().__init__(f"levy_{self.dim}", [Real(-10.0, 10.0) for _ in range(self.dim)],
-                         optimal_value=0.0, optimizers=[[1.0] * self.dim])
+        super().__init__(
+            f"levy_{self.dim}",
+            [Real(-10.0, 10.0) for _ in range(self.dim)],
+            optimal_value=0.0,
+            optimizers=[[1.0] * self.dim],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``sin^2(pi w_1) + sum_{i<d} (w_i - 1)^2 (1 + 10 sin^2(pi w_i + 1))
@@ -157,10 +173,11 @@ class Levy(_Vectorized):
         """
         w = 1.0 + (np.asarray(x, dtype=float) - 1.0) / 4.0
         head, last = w[..., :-1], w[..., -1]
-        return (np.sin(math.pi * w[..., 0]) ** 2
-                + np.sum((head - 1.0) ** 2 * (1.0 + 10.0 * np.sin(math.pi * head + 1.0) ** 2),
-                         axis=-1)
-                + (last - 1.0) ** 2 * (1.0 + np.sin(2.0 * math.pi * last) ** 2))
+        return (
+            np.sin(math.pi * w[..., 0]) ** 2
+            + np.sum((head - 1.0) ** 2 * (1.0 + 10.0 * np.sin(math.pi * head + 1.0) ** 2), axis=-1)
+            + (last - 1.0) ** 2 * (1.0 + np.sin(2.0 * math.pi * last) ** 2)
+        )
 
 
 class Rastrigin(_Vectorized):
@@ -172,8 +189,12 @@ class Rastrigin(_Vectorized):
 
     def __init__(self, dim: int = 4):
         self.dim = int(dim)
-        super().__init__(f"rastrigin_{self.dim}", [Real(-5.12, 5.12) for _ in range(self.dim)],
-                         optimal_value=0.0, optimizers=[[0.0] * self.dim])
+        super().__init__(
+            f"rastrigin_{self.dim}",
+            [Real(-5.12, 5.12) for _ in range(self.dim)],
+            optimal_value=0.0,
+            optimizers=[[0.0] * self.dim],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``10 d + sum_i (x_i^2 - 10 cos(2 pi x_i))``.
@@ -206,9 +227,12 @@ class Schwefel(_Vectorized):
 
     def __init__(self, dim: int = 4):
         self.dim = int(dim)
-        super().__init__(f"schwefel_{self.dim}", [Real(-500.0, 500.0) for _ in range(self.dim)],
-                         optimal_value=self.dim * _SCHWEFEL_GAP,
-                         optimizers=[[_SCHWEFEL_X] * self.dim])
+        super().__init__(
+            f"schwefel_{self.dim}",
+            [Real(-500.0, 500.0) for _ in range(self.dim)],
+            optimal_value=self.dim * _SCHWEFEL_GAP,
+            optimizers=[[_SCHWEFEL_X] * self.dim],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``418.9829 d - sum_i x_i sin(sqrt(|x_i|))``."""
@@ -237,9 +261,12 @@ class StyblinskiTang(_Vectorized):
 
     def __init__(self, dim: int = 5):
         self.dim = int(dim)
-        super().__init__(f"styblinski_tang_{self.dim}", [Real(-5.0, 5.0) for _ in range(self.dim)],
-                         optimal_value=self.dim * _STYBLINSKI_TANG_F,
-                         optimizers=[[_STYBLINSKI_TANG_X] * self.dim])
+        super().__init__(
+            f"styblinski_tang_{self.dim}",
+            [Real(-5.0, 5.0) for _ in range(self.dim)],
+            optimal_value=self.dim * _STYBLINSKI_TANG_F,
+            optimizers=[[_STYBLINSKI_TANG_X] * self.dim],
+        )
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """``sum_i (x_i^4 - 16 x_i^2 + 5 x_i) / 2``."""

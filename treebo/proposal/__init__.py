@@ -24,6 +24,18 @@ from .pool import CandidatePool
 from .refine import RefineStep
 from .schedule import CycleSchedule, cycle_step_kind
 
-__all__ = ["ProposalPipeline", "CandidatePool", "CycleSchedule", "cycle_step_kind",
-           "STEP_KINDS", "Step", "ModelStep", "StepData", "Proposal", "RefineStep",
-           "JumpStep", "ExploreStep", "LocalStep"]
+__all__ = [
+    "ProposalPipeline",
+    "CandidatePool",
+    "CycleSchedule",
+    "cycle_step_kind",
+    "STEP_KINDS",
+    "Step",
+    "ModelStep",
+    "StepData",
+    "Proposal",
+    "RefineStep",
+    "JumpStep",
+    "ExploreStep",
+    "LocalStep",
+]

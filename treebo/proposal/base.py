@@ -31,6 +31,7 @@ from ..targets import transform_targets
 
 __all__ = ["StepData", "Proposal", "Step", "ModelStep"]
 
+
 @dataclass
 class StepData:
     """Everything one proposal is made from.
@@ -152,8 +153,9 @@ class ModelStep(Step):
         """The unseen candidates this step scores (default: the ask's shared pool)."""
         return data.pool
 
-    def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: PredictiveModel) -> Prediction:
+    def adjust(
+        self, prediction: Prediction, candidates: np.ndarray, data: StepData, model: PredictiveModel
+    ) -> Prediction:
         """The prediction the acquisition scores (default: the model's own)."""
         return prediction
 
@@ -176,7 +178,13 @@ class ModelStep(Step):
             return maximizer.score(prediction, best)
 
         point, origin = maximizer.maximize(
-            score, self.candidates(data, incumbent), space=data.space, unseen=data.unseen,
-            rng=data.rng, fallback=data.fallback, polish=maximizer.uses_lbfgs(model, data.space),
-            bounds=self.polish_bounds(data, incumbent))
+            score,
+            self.candidates(data, incumbent),
+            space=data.space,
+            unseen=data.unseen,
+            rng=data.rng,
+            fallback=data.fallback,
+            polish=maximizer.uses_lbfgs(model, data.space),
+            bounds=self.polish_bounds(data, incumbent),
+        )
         return Proposal(point, origin, fit_time, time.perf_counter() - start)

@@ -42,9 +42,14 @@ class ExploreStep(ModelStep):
     def target_kind(self, data: StepData) -> str:
         return "standardize"
 
-    def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: PredictiveModel) -> Prediction:
+    def adjust(
+        self, prediction: Prediction, candidates: np.ndarray, data: StepData, model: PredictiveModel
+    ) -> Prediction:
         length = self.explore_length * math.sqrt(data.X.shape[1])
         far = distance_variance(candidates, data.X, length=length)
-        return Prediction(mean=(1.0 - far) * prediction.mean, variance=prediction.variance + far,
-                          epistemic=prediction.epistemic + far, aleatoric=prediction.aleatoric)
+        return Prediction(
+            mean=(1.0 - far) * prediction.mean,
+            variance=prediction.variance + far,
+            epistemic=prediction.epistemic + far,
+            aleatoric=prediction.aleatoric,
+        )

@@ -35,8 +35,12 @@ class JumpStep(RefineStep):
 
     name = "jump"
 
-    def __init__(self, n_jump_candidates: int = 2_000, jump_distance: float = 0.25,
-                 distance_variance: str | float = "auto"):
+    def __init__(
+        self,
+        n_jump_candidates: int = 2_000,
+        jump_distance: float = 0.25,
+        distance_variance: str | float = "auto",
+    ):
         super().__init__(distance_variance)
         self.n_jump_candidates = check_int(n_jump_candidates, "n_jump_candidates", 0)
         self.jump_distance = check_real(jump_distance, "jump_distance")

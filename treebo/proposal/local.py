@@ -103,8 +103,7 @@ class LocalStep(Step):
         region = _region(data.space, data.X, incumbent, failures)
         if region is None or region.halvings > self.max_halvings:
             return None
-        model = _BoxModel(region, seed=data.seed or 0).fit(data.X[region.train],
-                                                            z[region.train])
+        model = _BoxModel(region, seed=data.seed or 0).fit(data.X[region.train], z[region.train])
         fit_time = time.perf_counter() - start
         start = time.perf_counter()
         pool = data.unseen(region.candidates(data.space, self.n_box_candidates, data.rng))
@@ -116,9 +115,15 @@ class LocalStep(Step):
         lower, upper = np.zeros(data.space.n_columns), np.ones(data.space.n_columns)
         lower[region.moving], upper[region.moving] = region.lower, region.upper
         point, origin = maximizer.maximize(
-            score, pool, space=data.space, unseen=data.unseen, rng=data.rng,
-            fallback=lambda: None, polish=maximizer.uses_lbfgs(model, data.space),
-            bounds=(lower, upper))
+            score,
+            pool,
+            space=data.space,
+            unseen=data.unseen,
+            rng=data.rng,
+            fallback=lambda: None,
+            polish=maximizer.uses_lbfgs(model, data.space),
+            bounds=(lower, upper),
+        )
         if origin != "model" or point is None:
             return None
         return Proposal(point, "model", fit_time, time.perf_counter() - start)
@@ -127,8 +132,14 @@ class LocalStep(Step):
 class _Region:
     """The incumbent's box: the columns it moves, its bounds, the rows a model learns from."""
 
-    def __init__(self, center: np.ndarray, moving: np.ndarray, reach: np.ndarray,
-                 train: np.ndarray, halvings: int):
+    def __init__(
+        self,
+        center: np.ndarray,
+        moving: np.ndarray,
+        reach: np.ndarray,
+        train: np.ndarray,
+        halvings: int,
+    ):
         self.halvings = halvings
         self.center = center
         self.moving = moving
@@ -160,8 +171,9 @@ class _Region:
         if len(self.moving) < int(space.active_mask(self.center[None, :])[0].sum()):
             switches = jump_candidates(space, self.center[None, :], max(1, n_points // 2), rng)
             # Keep the jumps that moved a dimension the box does not.
-            keep = ((switches[:, self.moving] == self.center[self.moving]).all(axis=1)
-                    & (switches != self.center).any(axis=1))
+            keep = (switches[:, self.moving] == self.center[self.moving]).all(axis=1) & (
+                switches != self.center
+            ).any(axis=1)
             out = np.vstack([out, switches[keep]])
         return space.snap(out)
 
@@ -173,8 +185,9 @@ class _BoxModel:
 
     def __init__(self, region: _Region, seed: int):
         self.region = region
-        self.gp = GaussianProcessSurrogate(n_restarts=0, random_state=seed,
-                                           length_scale_bounds=_LENGTH_SCALE_BOUNDS)
+        self.gp = GaussianProcessSurrogate(
+            n_restarts=0, random_state=seed, length_scale_bounds=_LENGTH_SCALE_BOUNDS
+        )
 
     def fit(self, X: np.ndarray, z: np.ndarray) -> _BoxModel:
         self.gp.fit(self.region.to_local(X), z)
@@ -191,7 +204,7 @@ def _region(space: Space, X: np.ndarray, incumbent: int, failures: int) -> _Regi
         return None
     distance = np.sqrt(((X - center) ** 2).sum(axis=1))
     order = np.argsort(distance, kind="stable")
-    nearest = order[1:1 + max(4, 2 * moving.size)]
+    nearest = order[1 : 1 + max(4, 2 * moving.size)]
     offsets = np.abs(X[np.ix_(nearest, moving)] - center[moving])
     reach = offsets.max(axis=0) if len(nearest) else np.zeros(moving.size)
     if not (reach > 0).any():
@@ -200,9 +213,9 @@ def _region(space: Space, X: np.ndarray, incumbent: int, failures: int) -> _Regi
     # widest reach of the others: the data say nothing about it, not that it is settled.
     reach = np.where(reach > 0, reach, reach.max())
     halvings = failures // max(4, moving.size)
-    reach = reach * 0.5 ** halvings
+    reach = reach * 0.5**halvings
     inside = np.flatnonzero((np.abs(X[:, moving] - center[moving]) <= 2.0 * reach).all(axis=1))
-    train = np.union1d(inside, order[:10 + 2 * X.shape[1]])
+    train = np.union1d(inside, order[: 10 + 2 * X.shape[1]])
     if len(train) > _MAX_TRAINING_ROWS:
         rank = np.empty(len(order), dtype=int)
         rank[order] = np.arange(len(order))
@@ -212,8 +225,9 @@ def _region(space: Space, X: np.ndarray, incumbent: int, failures: int) -> _Regi
 
 def _moving_columns(space: Space, center: np.ndarray) -> np.ndarray:
     active = space.active_mask(center[None, :])[0]
-    columns = [space.columns_of(j).start for j, d in enumerate(space.dimensions)
-               if active[j] and _spans(d)]
+    columns = [
+        space.columns_of(j).start for j, d in enumerate(space.dimensions) if active[j] and _spans(d)
+    ]
     return np.array(columns, dtype=int)
 
 

@@ -45,8 +45,13 @@ class ProposalPipeline:
     schedule : CycleSchedule
     """
 
-    def __init__(self, maximizer: AcquisitionMaximizer, pool: CandidatePool,
-                 steps: dict[str, Step], schedule: CycleSchedule):
+    def __init__(
+        self,
+        maximizer: AcquisitionMaximizer,
+        pool: CandidatePool,
+        steps: dict[str, Step],
+        schedule: CycleSchedule,
+    ):
         if "refine" not in steps:
             raise ValueError("steps must include a 'refine' step")
         self.maximizer = maximizer
@@ -55,25 +60,44 @@ class ProposalPipeline:
         self.schedule = schedule
 
     @classmethod
-    def from_settings(cls, acquisition: str = "ei", acquisition_params: dict | None = None, *,
-                      acq_optimizer: str = "auto", n_candidates: int = 50_000,
-                      local_search: bool = True, n_local_candidates: int = 5_000,
-                      n_jump_candidates: int = 2_000, n_local_centers: int = 5,
-                      local_center_spacing: float = 0.1,
-                      distance_variance: str | float = "auto",
-                      explore_every: str | int = "auto", explore_length: float = 0.1,
-                      jump_every: str | int = "auto", jump_distance: float = 0.25,
-                      local_steps: str | bool = "auto") -> ProposalPipeline:
+    def from_settings(
+        cls,
+        acquisition: str = "ei",
+        acquisition_params: dict | None = None,
+        *,
+        acq_optimizer: str = "auto",
+        n_candidates: int = 50_000,
+        local_search: bool = True,
+        n_local_candidates: int = 5_000,
+        n_jump_candidates: int = 2_000,
+        n_local_centers: int = 5,
+        local_center_spacing: float = 0.1,
+        distance_variance: str | float = "auto",
+        explore_every: str | int = "auto",
+        explore_length: float = 0.1,
+        jump_every: str | int = "auto",
+        jump_distance: float = 0.25,
+        local_steps: str | bool = "auto",
+    ) -> ProposalPipeline:
         """The pipeline of :class:`~treebo.Optimizer`'s keyword arguments (documented there)."""
         return cls(
             AcquisitionMaximizer(acquisition, acquisition_params, acq_optimizer=acq_optimizer),
-            CandidatePool(n_candidates, local_search, n_local_candidates, n_jump_candidates,
-                          n_local_centers, local_center_spacing),
-            {"refine": RefineStep(distance_variance),
-             "jump": JumpStep(n_jump_candidates, jump_distance, distance_variance),
-             "explore": ExploreStep(explore_length),
-             "local": LocalStep()},
-            CycleSchedule(explore_every, jump_every, local_steps))
+            CandidatePool(
+                n_candidates,
+                local_search,
+                n_local_candidates,
+                n_jump_candidates,
+                n_local_centers,
+                local_center_spacing,
+            ),
+            {
+                "refine": RefineStep(distance_variance),
+                "jump": JumpStep(n_jump_candidates, jump_distance, distance_variance),
+                "explore": ExploreStep(explore_length),
+                "local": LocalStep(),
+            },
+            CycleSchedule(explore_every, jump_every, local_steps),
+        )
 
     def get_params(self) -> dict[str, Any]:
         """Every setting of the maximizer, pool, steps and schedule, for storing with a study.
@@ -94,12 +118,23 @@ class ProposalPipeline:
         """The schedule's kind for the proposal after ``n_model`` model-based ones."""
         return self.schedule.step_kind(n_model, smooth)
 
-    def propose(self, space: Space, X: np.ndarray, y: np.ndarray, *, surrogate: Surrogate,
-                rng: np.random.Generator, pending: np.ndarray | None = None,
-                n_points: int = 1, step: int = 0, seed: int | None = None,
-                strategy: str = "cl_min", failure_value: str | float = "worst",
-                y_transform: str = "auto", fixed: dict[int, float] | None = None
-                ) -> list[Proposal]:
+    def propose(
+        self,
+        space: Space,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        surrogate: Surrogate,
+        rng: np.random.Generator,
+        pending: np.ndarray | None = None,
+        n_points: int = 1,
+        step: int = 0,
+        seed: int | None = None,
+        strategy: str = "cl_min",
+        failure_value: str | float = "worst",
+        y_transform: str = "auto",
+        fixed: dict[int, float] | None = None,
+    ) -> list[Proposal]:
         """Propose new points from the evaluations so far; the pipeline keeps no state.
 
         Parameters
@@ -171,23 +206,33 @@ class ProposalPipeline:
         X, y, pending = _check_observations(space, X, y, pending)
         columns = np.array(list(fixed or {}), dtype=int)
         held = np.array(list((fixed or {}).values()), dtype=float)
-        real = [c for j, d in enumerate(space.dimensions) if not d.is_discrete
-                for c in range(*space.columns_of(j).indices(space.n_columns))]
+        real = [
+            c
+            for j, d in enumerate(space.dimensions)
+            if not d.is_discrete
+            for c in range(*space.columns_of(j).indices(space.n_columns))
+        ]
         if set(columns) & set(real) or not set(columns) <= set(range(space.n_columns)):
-            raise ValueError(f"fixed must name encoded columns of integer, binary or "
-                             f"categorical dimensions, got {sorted(columns.tolist())}")
+            raise ValueError(
+                f"fixed must name encoded columns of integer, binary or "
+                f"categorical dimensions, got {sorted(columns.tolist())}"
+            )
         complete = np.isfinite(y) & np.all(X[:, columns] == held, axis=1)
         if not complete.any():
-            raise ValueError("y must hold at least one finite value (NaN marks a failure)"
-                             + (" at the fixed columns' values" if fixed else ""))
+            raise ValueError(
+                "y must hold at least one finite value (NaN marks a failure)"
+                + (" at the fixed columns' values" if fixed else "")
+            )
         failure_value = check_failure_value(failure_value)
         if y_transform not in Y_TRANSFORMS:
             raise ValueError(f"y_transform must be one of {Y_TRANSFORMS}, got {y_transform!r}")
-        target_kind = (y_transform if y_transform != "auto"
-                       else "standardize" if surrogate.smooth else "log")
+        target_kind = (
+            y_transform if y_transform != "auto" else "standardize" if surrogate.smooth else "log"
+        )
         # Weights of the row hash that finds repeated points. The hash only narrows
         # down which rows to compare exactly, so any fixed weights do.
         weights = np.random.default_rng(0x7EEB0).standard_normal(space.n_columns)
+
         def hold(C: np.ndarray) -> np.ndarray:
             if len(columns):
                 C = C.copy()
@@ -213,11 +258,19 @@ class ProposalPipeline:
         out: list[Proposal] = []
         for _ in range(n_points):
             lies = np.vstack([pending, *(p.point[None, :] for p in out)])
-            data = StepData(space=space, X=np.vstack([X, lies]),
-                            values=training_values(y, len(lies), failure_value, strategy,
-                                                   complete),
-                            complete=complete, pool=pool, surrogate=surrogate, seed=seed,
-                            target_kind=target_kind, unseen=unseen, rng=rng, fallback=fallback)
+            data = StepData(
+                space=space,
+                X=np.vstack([X, lies]),
+                values=training_values(y, len(lies), failure_value, strategy, complete),
+                complete=complete,
+                pool=pool,
+                surrogate=surrogate,
+                seed=seed,
+                target_kind=target_kind,
+                unseen=unseen,
+                rng=rng,
+                fallback=fallback,
+            )
             try:
                 proposal = self.propose_step(data, self.step_kind(step, surrogate.smooth))
             except SpaceExhausted:
@@ -242,17 +295,21 @@ class ProposalPipeline:
         return proposal
 
 
-def _check_observations(space: Space, X: Any, y: Any,
-                        pending: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _check_observations(
+    space: Space, X: Any, y: Any, pending: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     width = space.n_columns
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     pending = np.empty((0, width)) if pending is None else np.asarray(pending, dtype=float)
     for name, array in (("X", X), ("pending", pending)):
         if array.ndim != 2 or array.shape[1] != width:
-            raise ValueError(f"{name} must be an array of encoded points of shape (n, {width}), "
-                             f"got shape {array.shape}")
+            raise ValueError(
+                f"{name} must be an array of encoded points of shape (n, {width}), "
+                f"got shape {array.shape}"
+            )
     if y.shape != (len(X),):
-        raise ValueError(f"y must have shape ({len(X)},), one value per row of X, got "
-                         f"shape {y.shape}")
+        raise ValueError(
+            f"y must have shape ({len(X)},), one value per row of X, got shape {y.shape}"
+        )
     return X, y, pending

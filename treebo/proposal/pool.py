@@ -43,9 +43,15 @@ class CandidatePool:
         points, however close together.
     """
 
-    def __init__(self, n_candidates: int = 50_000, local_search: bool = True,
-                 n_local_candidates: int = 5_000, n_jump_candidates: int = 2_000,
-                 n_local_centers: int = 5, local_center_spacing: float = 0.1):
+    def __init__(
+        self,
+        n_candidates: int = 50_000,
+        local_search: bool = True,
+        n_local_candidates: int = 5_000,
+        n_jump_candidates: int = 2_000,
+        n_local_centers: int = 5,
+        local_center_spacing: float = 0.1,
+    ):
         self.n_candidates = check_int(n_candidates, "n_candidates")
         self.local_search = bool(local_search)
         self.n_local_candidates = check_int(n_local_candidates, "n_local_candidates", 0)
@@ -55,14 +61,18 @@ class CandidatePool:
 
     def get_params(self) -> dict[str, Any]:
         """The settings, as given."""
-        return {"n_candidates": self.n_candidates, "local_search": self.local_search,
-                "n_local_candidates": self.n_local_candidates,
-                "n_local_centers": self.n_local_centers,
-                "n_jump_candidates": self.n_jump_candidates,
-                "local_center_spacing": self.local_center_spacing}
+        return {
+            "n_candidates": self.n_candidates,
+            "local_search": self.local_search,
+            "n_local_candidates": self.n_local_candidates,
+            "n_local_centers": self.n_local_centers,
+            "n_jump_candidates": self.n_jump_candidates,
+            "local_center_spacing": self.local_center_spacing,
+        }
 
-    def build(self, space: Space, X_complete: np.ndarray, z_complete: np.ndarray,
-              rng: np.random.Generator) -> np.ndarray:
+    def build(
+        self, space: Space, X_complete: np.ndarray, z_complete: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
         """The candidate pool of one ``ask``.
 
         Parameters
@@ -85,8 +95,11 @@ class CandidatePool:
             return space.grid()
         parts = [space.snap(sobol_candidates(self.n_candidates, space.n_columns, rng))]
         if self.local_search:
-            centers = X_complete[local_centers(X_complete, z_complete, self.n_local_centers,
-                                               self.local_center_spacing)]
+            centers = X_complete[
+                local_centers(
+                    X_complete, z_complete, self.n_local_centers, self.local_center_spacing
+                )
+            ]
             if self.n_local_candidates > 0:
                 per_center = max(1, self.n_local_candidates // len(centers))
                 parts.append(local_candidates(space, centers, per_center, rng))
@@ -95,14 +108,17 @@ class CandidatePool:
                 parts.append(jump_candidates(space, centers, per_center, rng))
         return np.vstack(parts)
 
-    def random_point(self, space: Space, unseen: UnseenFilter,
-                     rng: np.random.Generator) -> np.ndarray:
+    def random_point(
+        self, space: Space, unseen: UnseenFilter, rng: np.random.Generator
+    ) -> np.ndarray:
         """A uniformly random unseen point (encoded); SpaceExhausted when there is none."""
         if space.cardinality <= self.n_candidates:
             pool = unseen(space.grid())
         else:
             pool = unseen(space.sample_encoded(1024, rng))
         if len(pool) == 0:
-            raise SpaceExhausted(f"all {int(space.cardinality)} points of the search space have "
-                                 "been evaluated or proposed")
+            raise SpaceExhausted(
+                f"all {int(space.cardinality)} points of the search space have "
+                "been evaluated or proposed"
+            )
         return pool[rng.integers(len(pool))]

@@ -33,8 +33,9 @@ class RefineStep(ModelStep):
     name = "refine"
 
     def __init__(self, distance_variance: str | float = "auto"):
-        self.distance_variance = check_auto_or(distance_variance, "distance_variance",
-                                               check_real, "a finite number >= 0")
+        self.distance_variance = check_auto_or(
+            distance_variance, "distance_variance", check_real, "a finite number >= 0"
+        )
 
     def variance_weight(self, smooth: bool) -> float:
         """``distance_variance`` with ``"auto"`` resolved for a smooth or a tree model."""
@@ -42,12 +43,16 @@ class RefineStep(ModelStep):
             return 0.0 if smooth else 1.0
         return float(self.distance_variance)
 
-    def adjust(self, prediction: Prediction, candidates: np.ndarray, data: StepData,
-               model: PredictiveModel) -> Prediction:
+    def adjust(
+        self, prediction: Prediction, candidates: np.ndarray, data: StepData, model: PredictiveModel
+    ) -> Prediction:
         weight = self.variance_weight(model.smooth)
         if not weight > 0:
             return prediction
         extra = weight * distance_variance(candidates, data.X)
-        return Prediction(mean=prediction.mean, variance=prediction.variance + extra,
-                          epistemic=prediction.epistemic + extra,
-                          aleatoric=prediction.aleatoric)
+        return Prediction(
+            mean=prediction.mean,
+            variance=prediction.variance + extra,
+            epistemic=prediction.epistemic + extra,
+            aleatoric=prediction.aleatoric,
+        )

@@ -41,8 +41,12 @@ class CycleSchedule:
     jump, local, local, local, jump, local, explore (:func:`cycle_step_kind`).
     """
 
-    def __init__(self, explore_every: str | int = "auto", jump_every: str | int = "auto",
-                 local_steps: str | bool = "auto"):
+    def __init__(
+        self,
+        explore_every: str | int = "auto",
+        jump_every: str | int = "auto",
+        local_steps: str | bool = "auto",
+    ):
         self.explore_every = _every(explore_every, "explore_every")
         self.jump_every = _every(jump_every, "jump_every")
         if not (local_steps == "auto" or isinstance(local_steps, bool)):
@@ -51,8 +55,11 @@ class CycleSchedule:
 
     def get_params(self) -> dict[str, Any]:
         """The settings, as given (``"auto"`` unresolved)."""
-        return {"explore_every": self.explore_every, "jump_every": self.jump_every,
-                "local_steps": self.local_steps}
+        return {
+            "explore_every": self.explore_every,
+            "jump_every": self.jump_every,
+            "local_steps": self.local_steps,
+        }
 
     def resolved(self, smooth: bool) -> tuple[int, int, bool]:
         """``explore_every``, ``jump_every`` and ``local_steps`` for a smooth or a tree model."""
@@ -70,8 +77,9 @@ class CycleSchedule:
         return cycle_step_kind(n_model, *self.resolved(smooth))
 
 
-def cycle_step_kind(n_model: int, explore_every: int, jump_every: int,
-                    local_steps: bool = False) -> str:
+def cycle_step_kind(
+    n_model: int, explore_every: int, jump_every: int, local_steps: bool = False
+) -> str:
     """The kind of the proposal that follows ``n_model`` model-based ones.
 
     ``"explore"`` when ``n_model % explore_every == explore_every - 1`` (the

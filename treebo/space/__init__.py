@@ -39,5 +39,13 @@ from .dimension import Dimension
 from .numeric import Integer, Real
 from .space import Space, SpaceExhausted
 
-__all__ = ["Real", "Integer", "Categorical", "Binary", "Space", "Dimension", "SpaceExhausted",
-           "INACTIVE"]
+__all__ = [
+    "Real",
+    "Integer",
+    "Categorical",
+    "Binary",
+    "Space",
+    "Dimension",
+    "SpaceExhausted",
+    "INACTIVE",
+]

@@ -45,13 +45,17 @@ class Categorical(Dimension):
 
     description_keys = frozenset({"categories"})
 
-    def __init__(self, categories: Iterable[Hashable], *, name: str | None = None,
-                 active_if: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        categories: Iterable[Hashable],
+        *,
+        name: str | None = None,
+        active_if: Mapping[str, Any] | None = None,
+    ):
         super().__init__(name, active_if)
         label = dimension_label(name)
         if isinstance(categories, (str, bytes)) or not isinstance(categories, Iterable):
-            raise ValueError(f"{label}: categories must be a list of values, "
-                             f"got {categories!r}")
+            raise ValueError(f"{label}: categories must be a list of values, got {categories!r}")
         categories = list(categories)
         if not categories:
             raise ValueError(f"{label}: categories must not be empty")
@@ -62,8 +66,10 @@ class Categorical(Dimension):
             except TypeError:
                 raise ValueError(f"{label}: category {value!r} is not hashable") from None
             if value in index:
-                raise ValueError(f"{label}: category {value!r} appears twice (note that "
-                                 "1, 1.0 and True count as the same value)")
+                raise ValueError(
+                    f"{label}: category {value!r} appears twice (note that "
+                    "1, 1.0 and True count as the same value)"
+                )
             index[value] = position
         self.categories = tuple(categories)
         self._index = index
@@ -89,8 +95,10 @@ class Categorical(Dimension):
             try:
                 positions[i] = self._index[value]
             except (KeyError, TypeError):
-                raise ValueError(f"{dimension_label(self.name)}: {value!r} is not one of the "
-                                 f"categories {list(self.categories)!r}") from None
+                raise ValueError(
+                    f"{dimension_label(self.name)}: {value!r} is not one of the "
+                    f"categories {list(self.categories)!r}"
+                ) from None
         onehot = np.zeros((len(values), self.n_columns))
         onehot[np.arange(len(values)), positions] = 1.0
         return onehot
@@ -118,8 +126,7 @@ class Categorical(Dimension):
             out[np.arange(len(out)), (current + shift) % self.n_columns] = 1.0
         return out
 
-    def step(self, columns: np.ndarray, sizes: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The rows switched to another category, as :meth:`redraw` (``sizes`` unused)."""
         return self.redraw(columns, rng)
 
@@ -131,8 +138,10 @@ class Categorical(Dimension):
 
     def number_problem(self, number: Any) -> str | None:
         if not (_is_json_int(number) and 0 <= number < len(self.categories)):
-            return (f"category index {number!r} (allowed: an integer from 0 to "
-                    f"{len(self.categories) - 1})")
+            return (
+                f"category index {number!r} (allowed: an integer from 0 to "
+                f"{len(self.categories) - 1})"
+            )
         return None
 
     def describe_values(self) -> str:
@@ -142,8 +151,13 @@ class Categorical(Dimension):
         return {"categories": [repr(c) for c in self.categories]}
 
     @classmethod
-    def _from_fields(cls, entry: Mapping[str, Any], name: str, active_if: Any,
-                     read_categories: Callable[[list], list]) -> Dimension:
+    def _from_fields(
+        cls,
+        entry: Mapping[str, Any],
+        name: str,
+        active_if: Any,
+        read_categories: Callable[[list], list],
+    ) -> Dimension:
         categories = entry.get("categories")
         if not isinstance(categories, list):
             raise ValueError(f"a Categorical needs a list of categories, got {categories!r}")
@@ -184,12 +198,15 @@ class Binary(Dimension):
         return [0, 1]
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = number_column(values, self.name, "a Binary dimension takes 0, 1, False or True",
-                          allow_bool=True)
+        x = number_column(
+            values, self.name, "a Binary dimension takes 0, 1, False or True", allow_bool=True
+        )
         bad = ~((x == 0) | (x == 1))
         if bad.any():
-            raise ValueError(f"{dimension_label(self.name)}: value "
-                             f"{first_offending(values, bad)!r} is not 0 or 1")
+            raise ValueError(
+                f"{dimension_label(self.name)}: value "
+                f"{first_offending(values, bad)!r} is not 0 or 1"
+            )
         return x[:, None] + 0.0
 
     def decode(self, columns: np.ndarray) -> list:
@@ -206,8 +223,7 @@ class Binary(Dimension):
         """The rows flipped (``rng`` unused)."""
         return 1.0 - np.asarray(columns, dtype=float).reshape(-1, 1)
 
-    def step(self, columns: np.ndarray, sizes: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The rows flipped (``sizes`` and ``rng`` unused)."""
         return self.redraw(columns, rng)
 
@@ -223,6 +239,11 @@ class Binary(Dimension):
         return "0 or 1"
 
     @classmethod
-    def _from_fields(cls, entry: Mapping[str, Any], name: str, active_if: Any,
-                     read_categories: Callable[[list], list]) -> Dimension:
+    def _from_fields(
+        cls,
+        entry: Mapping[str, Any],
+        name: str,
+        active_if: Any,
+        read_categories: Callable[[list], list],
+    ) -> Dimension:
         return cls(name=name, active_if=active_if)

@@ -33,7 +33,7 @@ def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)``, shortened to ``limit`` characters so that a 400-digit integer
     stays readable in an error message."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def unwrap_scalar(value: Any) -> Any:
@@ -109,8 +109,9 @@ def first_offending(values: Sequence[Any], bad: np.ndarray) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def number_column(values: Sequence[Any], name: str | None, takes: str,
-                  allow_bool: bool = False) -> np.ndarray:
+def number_column(
+    values: Sequence[Any], name: str | None, takes: str, allow_bool: bool = False
+) -> np.ndarray:
     """The values of one dimension as a float array, refusing anything but single numbers.
 
     Parameters

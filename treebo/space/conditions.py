@@ -37,8 +37,9 @@ _INACTIVE_STATE = object()
 _OTHER_VALUE = object()
 
 
-def _allowed_numbers(dim: Dimension, parent: str, parent_dim: Dimension,
-                     values: tuple) -> list[float]:
+def _allowed_numbers(
+    dim: Dimension, parent: str, parent_dim: Dimension, values: tuple
+) -> list[float]:
     """The sorted distinct numbers of ``values`` of ``parent``, checked against its values."""
     where = f"dimension {dim.name!r}: active_if[{parent!r}]"
     numbers = set()
@@ -49,13 +50,16 @@ def _allowed_numbers(dim: Dimension, parent: str, parent_dim: Dimension,
             hint = ""
             # Only a categorical has tuple values, and only there can a tuple be
             # read as several values.
-            if not parent_dim.is_numeric and any(isinstance(c, tuple)
-                                                 for c in parent_dim.values()):
-                hint = ("; a tuple gives several values, so name a tuple category "
-                        "inside a list: [(...)]")
-            raise ValueError(f"{where}: {parent!r} cannot take the value "
-                             f"{short_repr(value)} (allowed: {parent_dim.describe_values()})"
-                             f"{hint}") from None
+            if not parent_dim.is_numeric and any(isinstance(c, tuple) for c in parent_dim.values()):
+                hint = (
+                    "; a tuple gives several values, so name a tuple category "
+                    "inside a list: [(...)]"
+                )
+            raise ValueError(
+                f"{where}: {parent!r} cannot take the value "
+                f"{short_repr(value)} (allowed: {parent_dim.describe_values()})"
+                f"{hint}"
+            ) from None
         numbers.add(float(parent_dim.decode_numbers(encoded)[0]))
     return sorted(numbers)
 
@@ -96,25 +100,34 @@ def resolve_conditions(dims: list[Dimension]) -> tuple[list, list, list]:
         for parent, values in (dim.active_if or {}).items():
             where = f"dimension {dim.name!r}: active_if[{parent!r}]"
             if parent == dim.name:
-                raise ValueError(f"{where} names the dimension itself; a dimension cannot be "
-                                 "a condition of its own (a cycle)")
+                raise ValueError(
+                    f"{where} names the dimension itself; a dimension cannot be "
+                    "a condition of its own (a cycle)"
+                )
             if parent not in index:
-                raise ValueError(f"{where} names no dimension of the space; the parent must be "
-                                 f"one of {[d.name for d in dims if d is not dim]}")
+                raise ValueError(
+                    f"{where} names no dimension of the space; the parent must be "
+                    f"one of {[d.name for d in dims if d is not dim]}"
+                )
             p = index[parent]
             parent_dim = dims[p]
             if not parent_dim.is_discrete:
-                raise ValueError(f"{where}: parent {parent!r} is a {type(parent_dim).__name__};"
-                                 " conditions take discrete parents (Categorical, Integer or "
-                                 "Binary)")
+                raise ValueError(
+                    f"{where}: parent {parent!r} is a {type(parent_dim).__name__};"
+                    " conditions take discrete parents (Categorical, Integer or "
+                    "Binary)"
+                )
             numbers = _allowed_numbers(dim, parent, parent_dim, values)
             pairs.append((p, np.array(numbers)))
             canonical.append((p, parent, [parent_dim.from_number(int(c)) for c in numbers]))
         pairs.sort(key=lambda pair: pair[0])
         canonical.sort(key=lambda entry: entry[0])
         conditions.append(tuple(pairs))
-        resolved.append(dim.replace(active_if={parent: own for _, parent, own in canonical})
-                        if canonical else dim)
+        resolved.append(
+            dim.replace(active_if={parent: own for _, parent, own in canonical})
+            if canonical
+            else dim
+        )
     return resolved, conditions, topological_order(conditions, [d.name for d in dims])
 
 
@@ -139,7 +152,7 @@ def topological_order(conditions: list, names: list[str]) -> list[int]:
         Naming the dimensions of a cycle of conditions.
     """
     n = len(names)
-    waiting = [len(pairs) for pairs in conditions]   # parents not yet placed
+    waiting = [len(pairs) for pairs in conditions]  # parents not yet placed
     children: list[list[int]] = [[] for _ in range(n)]
     for j, pairs in enumerate(conditions):
         for p, _ in pairs:
@@ -163,17 +176,24 @@ def topological_order(conditions: list, names: list[str]) -> list[int]:
     while True:
         parent = next(p for p, _ in conditions[path[-1]] if p not in placed)
         if parent in path:
-            cycle = path[path.index(parent):] + [parent]
+            cycle = path[path.index(parent) :] + [parent]
             break
         path.append(parent)
     chain = " -> ".join(repr(names[j]) for j in cycle)
-    raise ValueError(f"dimension {names[cycle[0]]!r}: active_if conditions form a cycle "
-                     f"({chain}, each active only if the next is); a parent cannot depend on "
-                     "its own child")
+    raise ValueError(
+        f"dimension {names[cycle[0]]!r}: active_if conditions form a cycle "
+        f"({chain}, each active only if the next is); a parent cannot depend on "
+        "its own child"
+    )
 
 
-def parents_allow(dimensions: list[Dimension], slices: list[slice], pairs: tuple,
-                  X: np.ndarray, active: np.ndarray) -> np.ndarray:
+def parents_allow(
+    dimensions: list[Dimension],
+    slices: list[slice],
+    pairs: tuple,
+    X: np.ndarray,
+    active: np.ndarray,
+) -> np.ndarray:
     """Rows of ``X`` whose parents make a dimension active.
 
     Parameters
@@ -202,8 +222,14 @@ def parents_allow(dimensions: list[Dimension], slices: list[slice], pairs: tuple
     return on
 
 
-def activity(dimensions: list[Dimension], slices: list[slice], conditions: list,
-             order: list[int], X: np.ndarray, write_inactive: bool = False) -> np.ndarray:
+def activity(
+    dimensions: list[Dimension],
+    slices: list[slice],
+    conditions: list,
+    order: list[int],
+    X: np.ndarray,
+    write_inactive: bool = False,
+) -> np.ndarray:
     """Which dimensions are active in each encoded row.
 
     Dimensions are visited parents first, so a child reads its parents'
@@ -238,8 +264,13 @@ def activity(dimensions: list[Dimension], slices: list[slice], conditions: list,
     return active
 
 
-def conditional_grid(dimensions: list[Dimension], slices: list[slice], conditions: list,
-                     order: list[int], n_columns: int) -> np.ndarray:
+def conditional_grid(
+    dimensions: list[Dimension],
+    slices: list[slice],
+    conditions: list,
+    order: list[int],
+    n_columns: int,
+) -> np.ndarray:
     """Every distinct feasible point of a discrete conditional space, encoded, once each.
 
     The grid grows one dimension at a time, parents first: a row where the
@@ -262,8 +293,11 @@ def conditional_grid(dimensions: list[Dimension], slices: list[slice], condition
     for j in order:
         dim, cols = dimensions[j], slices[j]
         values = dim.encode(dim.values()).reshape(-1, dim.n_columns)
-        on = (parents_allow(dimensions, slices, conditions[j], X, active) if conditions[j]
-              else active[:, j])
+        on = (
+            parents_allow(dimensions, slices, conditions[j], X, active)
+            if conditions[j]
+            else active[:, j]
+        )
         counts = np.where(on, len(values), 1)
         X = np.repeat(X, counts, axis=0)
         active = np.repeat(active, counts, axis=0)
@@ -275,8 +309,9 @@ def conditional_grid(dimensions: list[Dimension], slices: list[slice], condition
     return X
 
 
-def conditional_cardinality(cardinalities: list[float], conditions: list,
-                            order: list[int]) -> float:
+def conditional_cardinality(
+    cardinalities: list[float], conditions: list, order: list[int]
+) -> float:
     """Number of distinct feasible points of a conditional space.
 
     Conditions connect dimensions into groups that are independent of each
@@ -309,7 +344,7 @@ def conditional_cardinality(cardinalities: list[float], conditions: list,
         for p in allowed[j]:
             children[p].append(j)
     cards = cardinalities
-    group = list(range(n))   # union-find over the condition edges
+    group = list(range(n))  # union-find over the condition edges
 
     def root(j: int) -> int:
         while group[j] != j:
@@ -334,7 +369,7 @@ def conditional_cardinality(cardinalities: list[float], conditions: list,
             return cards[d]
         below = {c: subtree(c) for c in children[d]}
         codes = named(d)
-        total = cards[d] - len(codes)   # values no child names: every child inactive
+        total = cards[d] - len(codes)  # values no child names: every child inactive
         for code in codes:
             count = 1
             for c in children[d]:
@@ -349,8 +384,10 @@ def conditional_cardinality(cardinalities: list[float], conditions: list,
         state: dict[int, Any] = {}
 
         def is_active(j: int) -> bool:
-            return all(state[p] is not _INACTIVE_STATE and state[p] in codes
-                       for p, codes in allowed[j].items())
+            return all(
+                state[p] is not _INACTIVE_STATE and state[p] in codes
+                for p, codes in allowed[j].items()
+            )
 
         def count(k: int) -> float:
             if k == len(parents):
@@ -378,7 +415,7 @@ def conditional_cardinality(cardinalities: list[float], conditions: list,
     total = 1
     for dims in members.values():
         if all(len(allowed[j]) <= 1 for j in dims):
-            total *= subtree(dims[0])   # dims[0] comes first in topological order: the root
+            total *= subtree(dims[0])  # dims[0] comes first in topological order: the root
         else:
             total *= enumerate_states(dims)
     return total

@@ -60,8 +60,10 @@ def dimension_from_spec(spec: Any, name: str) -> Dimension:
             return Real(low, high, name=name)
     if isinstance(spec, list):
         return Categorical(spec, name=name)
-    raise ValueError(f"dimension {name!r}: cannot make a dimension from {spec!r}; use Real, "
-                     "Integer, Categorical or Binary")
+    raise ValueError(
+        f"dimension {name!r}: cannot make a dimension from {spec!r}; use Real, "
+        "Integer, Categorical or Binary"
+    )
 
 
 def _from_repr(text: Any) -> Any:
@@ -69,9 +71,11 @@ def _from_repr(text: Any) -> Any:
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError):
-        raise ValueError(f"category {text!r} is not the repr of a plain value (a string, "
-                         "number, boolean, None or tuple), so the space cannot be rebuilt "
-                         "from its description; give the space itself") from None
+        raise ValueError(
+            f"category {text!r} is not the repr of a plain value (a string, "
+            "number, boolean, None or tuple), so the space cannot be rebuilt "
+            "from its description; give the space itself"
+        ) from None
 
 
 def _exact_categories(reprs: list) -> list:
@@ -92,8 +96,9 @@ def _categories_or_reprs(reprs: list) -> list:
     return values if len(set(values)) == len(values) else list(reprs)
 
 
-def _read_entry(entry: Any, i: int, dumped: bool,
-                read_categories: Callable[[list], list]) -> Dimension:
+def _read_entry(
+    entry: Any, i: int, dumped: bool, read_categories: Callable[[list], list]
+) -> Dimension:
     if not isinstance(entry, Mapping):
         raise ValueError(f"dimension {i} must be a table with name and type, got {entry!r}")
     name = entry.get("name")
@@ -116,15 +121,17 @@ def _conditions_from_numbers(dims: list[Dimension], entries: list) -> list[Dimen
         condition = {}
         for parent, values in numbers.items():
             if parent not in by_name:
-                raise ValueError(f"dimension {dim.name!r}: active_if names {parent!r}, which is "
-                                 "not a dimension")
+                raise ValueError(
+                    f"dimension {dim.name!r}: active_if names {parent!r}, which is not a dimension"
+                )
             condition[parent] = [by_name[parent].from_number(v) for v in values]
         out.append(dim.replace(active_if=condition))
     return out
 
 
-def read_description(description: Mapping[str, Any], object_categories: str = "raise"
-                     ) -> tuple[list[Dimension], bool]:
+def read_description(
+    description: Mapping[str, Any], object_categories: str = "raise"
+) -> tuple[list[Dimension], bool]:
     """The dimensions a space description gives, and whether the space's points are dicts.
 
     Parameters
@@ -150,16 +157,22 @@ def read_description(description: Mapping[str, Any], object_categories: str = "r
         Naming the entry that is not a valid dimension.
     """
     if object_categories not in OBJECT_CATEGORIES:
-        raise ValueError(f"object_categories must be one of {OBJECT_CATEGORIES}, "
-                         f"got {object_categories!r}")
-    if not isinstance(description, Mapping) or not isinstance(
-            description.get("dimensions"), list) or not description["dimensions"]:
-        raise ValueError("a space must have a non-empty list 'dimensions' of tables with "
-                         "name and type")
+        raise ValueError(
+            f"object_categories must be one of {OBJECT_CATEGORIES}, got {object_categories!r}"
+        )
+    if (
+        not isinstance(description, Mapping)
+        or not isinstance(description.get("dimensions"), list)
+        or not description["dimensions"]
+    ):
+        raise ValueError(
+            "a space must have a non-empty list 'dimensions' of tables with name and type"
+        )
     unknown = set(description) - {"dimensions", "points_are_dicts"}
     if unknown:
-        raise ValueError(f"unknown keys {sorted(unknown)}; allowed: 'dimensions', "
-                         "'points_are_dicts'")
+        raise ValueError(
+            f"unknown keys {sorted(unknown)}; allowed: 'dimensions', 'points_are_dicts'"
+        )
     dumped = "points_are_dicts" in description
     if not dumped:
         read_categories: Callable[[list], list] = list

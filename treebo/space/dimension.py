@@ -49,24 +49,32 @@ def _check_active_if(active_if: Any, name: str | None) -> tuple[tuple[str, tuple
         return ()
     label = dimension_label(name)
     if not isinstance(active_if, Mapping):
-        raise ValueError(f"{label}: active_if must be a dict of parent dimension name -> "
-                         f"allowed value or list of values (or None), got {short_repr(active_if)}")
+        raise ValueError(
+            f"{label}: active_if must be a dict of parent dimension name -> "
+            f"allowed value or list of values (or None), got {short_repr(active_if)}"
+        )
     entries = []
     for parent, allowed in active_if.items():
         if not isinstance(parent, str):
-            raise ValueError(f"{label}: active_if keys must be names of parent "
-                             f"dimensions (strings), got {parent!r}")
+            raise ValueError(
+                f"{label}: active_if keys must be names of parent "
+                f"dimensions (strings), got {parent!r}"
+            )
         values = _allowed_values(allowed)
         if not values:
-            raise ValueError(f"{label}: active_if[{parent!r}] is empty; give at least "
-                             f"one value of {parent!r} for which the dimension is active")
+            raise ValueError(
+                f"{label}: active_if[{parent!r}] is empty; give at least "
+                f"one value of {parent!r} for which the dimension is active"
+            )
         for value in values:
             try:
                 hash(value)
             except TypeError:
-                raise ValueError(f"{label}: active_if[{parent!r}] value {short_repr(value)} "
-                                 "is not hashable; a parent's values are numbers or "
-                                 "categories") from None
+                raise ValueError(
+                    f"{label}: active_if[{parent!r}] value {short_repr(value)} "
+                    "is not hashable; a parent's values are numbers or "
+                    "categories"
+                ) from None
         entries.append((parent, tuple(dict.fromkeys(values))))
     return tuple(entries)
 
@@ -176,8 +184,9 @@ class Dimension:
 
     def values(self) -> list:
         """All feasible values, for discrete dimensions."""
-        raise TypeError(f"{dimension_label(self.name)} is continuous and has no finite list "
-                        "of values")
+        raise TypeError(
+            f"{dimension_label(self.name)} is continuous and has no finite list of values"
+        )
 
     def to_number(self, value: Any) -> int | float:
         """The JSON number that stands for ``value``.
@@ -214,8 +223,13 @@ class Dimension:
         return {}
 
     @classmethod
-    def _from_fields(cls, entry: Mapping[str, Any], name: str, active_if: Any,
-                     read_categories: Callable[[list], list]) -> Dimension:
+    def _from_fields(
+        cls,
+        entry: Mapping[str, Any],
+        name: str,
+        active_if: Any,
+        read_categories: Callable[[list], list],
+    ) -> Dimension:
         """The dimension an entry of :meth:`to_dict`'s form describes (keys already checked)."""
         raise NotImplementedError
 
@@ -259,8 +273,7 @@ class Dimension:
         """
         raise NotImplementedError
 
-    def step(self, columns: np.ndarray, sizes: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The encoded rows moved to a random neighbouring value (a local step).
 
         A real takes a Gaussian step of standard deviation ``sizes`` (encoded
@@ -291,8 +304,13 @@ class Dimension:
         return {"type": type(self).__name__, "name": self.name, **self._fields()}
 
     @classmethod
-    def from_dict(cls, entry: Mapping[str, Any], *, active_if: Any = None,
-                  read_categories: Callable[[list], list] = list) -> Dimension:
+    def from_dict(
+        cls,
+        entry: Mapping[str, Any],
+        *,
+        active_if: Any = None,
+        read_categories: Callable[[list], list] = list,
+    ) -> Dimension:
         """The dimension that a :meth:`to_dict`-form entry describes, of any registered kind.
 
         Parameters
@@ -323,16 +341,18 @@ class Dimension:
         allowed = dimension_class.description_keys | {"name", "type", "active_if"}
         unknown = set(entry) - allowed
         if unknown:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)} for a {kind}; allowed: "
-                             f"{sorted(allowed)}")
+            raise ValueError(
+                f"{where}: unknown keys {sorted(unknown)} for a {kind}; allowed: {sorted(allowed)}"
+            )
         try:
             return dimension_class._from_fields(entry, name, active_if, read_categories)
         except ValueError as error:
             text = str(error)
             raise ValueError(text if text.startswith(where) else f"{where}: {text}") from None
 
-    def replace(self, *, name: str | None = None,
-                active_if: Mapping[str, Any] | None | str = _UNCHANGED) -> Dimension:
+    def replace(
+        self, *, name: str | None = None, active_if: Mapping[str, Any] | None | str = _UNCHANGED
+    ) -> Dimension:
         """A copy with another name and/or another condition.
 
         Parameters

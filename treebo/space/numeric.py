@@ -59,13 +59,17 @@ def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple
     for which, value in (("low", low), ("high", high)):
         value = unwrap_scalar(value)
         if why_not_a_number(value) is not None:
-            raise ValueError(f"{label}: {which} must be a number: {NUMBER_KINDS}, "
-                             f"not a bool, string or sequence; got {short_repr(value)}")
+            raise ValueError(
+                f"{label}: {which} must be a number: {NUMBER_KINDS}, "
+                f"not a bool, string or sequence; got {short_repr(value)}"
+            )
         as_float = to_float(value)
         if not math.isfinite(as_float):
-            raise ValueError(f"{label}: {which} must be finite and within the float64 "
-                             f"range (magnitude at most {sys.float_info.max:.4g}), "
-                             f"got {short_repr(value)}")
+            raise ValueError(
+                f"{label}: {which} must be finite and within the float64 "
+                f"range (magnitude at most {sys.float_info.max:.4g}), "
+                f"got {short_repr(value)}"
+            )
         if not integer:
             converted.append(as_float)
             continue
@@ -74,27 +78,30 @@ def _check_bounds(low: Any, high: Any, name: str | None, integer: bool) -> tuple
         if exact != value:
             raise ValueError(f"{label}: {which} must be an integer, got {short_repr(value)}")
         if abs(exact) > _MAX_INTEGER_BOUND:
-            raise ValueError(f"{label}: {which} must lie within +-2**49 = "
-                             f"+-{_MAX_INTEGER_BOUND} so that every integer of the range is "
-                             f"encoded exactly in float64, got {short_repr(value)}")
+            raise ValueError(
+                f"{label}: {which} must lie within +-2**49 = "
+                f"+-{_MAX_INTEGER_BOUND} so that every integer of the range is "
+                f"encoded exactly in float64, got {short_repr(value)}"
+            )
         converted.append(exact)
     low, high = converted
     if not low < high:
-        raise ValueError(f"{label}: low must be smaller than high ({kind}), "
-                         f"got low={low!r}, high={high!r}")
+        raise ValueError(
+            f"{label}: low must be smaller than high ({kind}), got low={low!r}, high={high!r}"
+        )
     return low, high
 
 
 def _check_prior(prior: str | None, log: bool, name: str | None) -> str:
     if not isinstance(log, (bool, np.bool_)):
         # Only a real boolean: a truthy typo (log="no") must not change the prior.
-        raise ValueError(f"{dimension_label(name)}: log must be True or False, "
-                         f"got {short_repr(log)}")
+        raise ValueError(
+            f"{dimension_label(name)}: log must be True or False, got {short_repr(log)}"
+        )
     if prior is None:
         return "log-uniform" if log else "uniform"
     if not isinstance(prior, str) or prior not in _PRIORS:
-        raise ValueError(f"{dimension_label(name)}: prior must be one of {_PRIORS}, "
-                         f"got {prior!r}")
+        raise ValueError(f"{dimension_label(name)}: prior must be one of {_PRIORS}, got {prior!r}")
     if log and prior != "log-uniform":
         raise ValueError(f"{dimension_label(name)}: log=True contradicts prior={prior!r}")
     return prior
@@ -120,15 +127,19 @@ def _check_resolution(lo: float, hi: float, name: str | None, scale: str) -> Non
         ``"[log(low), log(high)]"``.
     """
     if not math.isfinite(hi - lo):
-        raise ValueError(f"{dimension_label(name)}: high - low overflows float64; low and high "
-                         f"must be less than {sys.float_info.max:.4g} apart (rescale the "
-                         f"parameter), got low={lo!r}, high={hi!r}")
+        raise ValueError(
+            f"{dimension_label(name)}: high - low overflows float64; low and high "
+            f"must be less than {sys.float_info.max:.4g} apart (rescale the "
+            f"parameter), got low={lo!r}, high={hi!r}"
+        )
     count = _float_ordinal(hi) - _float_ordinal(lo) + 1
     if count < _MIN_REAL_VALUES:
-        raise ValueError(f"{dimension_label(name)}: {scale} = [{lo!r}, {hi!r}] holds only "
-                         f"{count} float64 values; a Real needs at least 2**20 = "
-                         f"{_MIN_REAL_VALUES} so that distinct candidates decode to distinct "
-                         "values (widen the interval, or shift or rescale the parameter)")
+        raise ValueError(
+            f"{dimension_label(name)}: {scale} = [{lo!r}, {hi!r}] holds only "
+            f"{count} float64 values; a Real needs at least 2**20 = "
+            f"{_MIN_REAL_VALUES} so that distinct candidates decode to distinct "
+            "values (widen the interval, or shift or rescale the parameter)"
+        )
 
 
 def _is_json_number(value: Any) -> bool:
@@ -154,21 +165,27 @@ class _NumberRange(Dimension):
     def __repr__(self) -> str:
         extra = ", prior='log-uniform'" if self.prior == "log-uniform" else ""
         named = f", name={self.name!r}" if self.name is not None else ""
-        return (f"{type(self).__name__}({self.low!r}, {self.high!r}{extra}{named}"
-                f"{self._active_if_repr()})")
+        return (
+            f"{type(self).__name__}({self.low!r}, {self.high!r}{extra}{named}"
+            f"{self._active_if_repr()})"
+        )
 
     def _fields(self) -> dict:
         return {"low": self.low, "high": self.high, "prior": self.prior}
 
     @classmethod
-    def _from_fields(cls, entry: Mapping[str, Any], name: str, active_if: Any,
-                     read_categories: Callable[[list], list]) -> Dimension:
+    def _from_fields(
+        cls,
+        entry: Mapping[str, Any],
+        name: str,
+        active_if: Any,
+        read_categories: Callable[[list], list],
+    ) -> Dimension:
         missing = [key for key in ("low", "high") if key not in entry]
         if missing:
             article = "an" if cls.__name__[0] in "AEIOU" else "a"
             raise ValueError(f"{article} {cls.__name__} needs {' and '.join(missing)}")
-        return cls(entry["low"], entry["high"], entry.get("prior"), name=name,
-                   active_if=active_if)
+        return cls(entry["low"], entry["high"], entry.get("prior"), name=name, active_if=active_if)
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out = np.array(columns, dtype=float).reshape(-1, 1)
@@ -208,14 +225,23 @@ class Real(_NumberRange):
 
     is_discrete = False
 
-    def __init__(self, low: float, high: float, prior: str | None = None, *, log: bool = False,
-                 name: str | None = None, active_if: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        low: float,
+        high: float,
+        prior: str | None = None,
+        *,
+        log: bool = False,
+        name: str | None = None,
+        active_if: Mapping[str, Any] | None = None,
+    ):
         super().__init__(name, active_if)
         self.low, self.high = _check_bounds(low, high, name, integer=False)
         self.prior = _check_prior(prior, log, name)
         if self.prior == "log-uniform" and self.low <= 0:
-            raise ValueError(f"{dimension_label(name)}: a log-uniform prior needs low > 0, "
-                             f"got low={low!r}")
+            raise ValueError(
+                f"{dimension_label(name)}: a log-uniform prior needs low > 0, got low={low!r}"
+            )
         _check_resolution(self.low, self.high, name, "[low, high]")
         if self.prior == "log-uniform":
             self._lo, self._hi = math.log(self.low), math.log(self.high)
@@ -241,9 +267,11 @@ class Real(_NumberRange):
         x = number_column(values, self.name, f"a Real dimension takes {NUMBER_KINDS}")
         bad = ~((x >= self.low - tol) & (x <= self.high + tol))
         if bad.any():
-            raise ValueError(f"{dimension_label(self.name)}: value "
-                             f"{short_repr(first_offending(values, bad))} is outside "
-                             f"[{self.low!r}, {self.high!r}]")
+            raise ValueError(
+                f"{dimension_label(self.name)}: value "
+                f"{short_repr(first_offending(values, bad))} is outside "
+                f"[{self.low!r}, {self.high!r}]"
+            )
         x = np.clip(x, self.low, self.high)
         if self.prior == "log-uniform":
             x = np.log(x)
@@ -267,8 +295,7 @@ class Real(_NumberRange):
     def evenly_spaced(self, n_points: int) -> np.ndarray:
         return np.linspace(0.0, 1.0, n_points)[:, None]
 
-    def step(self, columns: np.ndarray, sizes: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         column = np.asarray(columns, dtype=float).reshape(-1)
         column = column + sizes * rng.standard_normal(len(column))
         return np.clip(column, 0.0, 1.0)[:, None]
@@ -311,8 +338,16 @@ class Integer(_NumberRange):
         space built from a dict.
     """
 
-    def __init__(self, low: int, high: int, prior: str | None = None, *, log: bool = False,
-                 name: str | None = None, active_if: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        low: int,
+        high: int,
+        prior: str | None = None,
+        *,
+        log: bool = False,
+        name: str | None = None,
+        active_if: Mapping[str, Any] | None = None,
+    ):
         super().__init__(name, active_if)
         self.low, self.high = _check_bounds(low, high, name, integer=True)
         self.prior = _check_prior(prior, log, name)
@@ -320,9 +355,11 @@ class Integer(_NumberRange):
         if self.prior == "log-uniform" and self.low < 1:
             raise ValueError(f"{label}: a log-uniform prior needs low >= 1, got low={low!r}")
         if self.prior == "log-uniform" and self.high > _MAX_LOG_INTEGER_BOUND:
-            raise ValueError(f"{label}: a log-uniform prior needs high <= 2**40 = "
-                             f"{_MAX_LOG_INTEGER_BOUND} so that every integer of the range is "
-                             f"encoded exactly in float64, got high={self.high!r}")
+            raise ValueError(
+                f"{label}: a log-uniform prior needs high <= 2**40 = "
+                f"{_MAX_LOG_INTEGER_BOUND} so that every integer of the range is "
+                f"encoded exactly in float64, got high={self.high!r}"
+            )
         if self.prior == "log-uniform":
             self._lo, self._hi = math.log(self.low - 0.5), math.log(self.high + 0.5)
         else:
@@ -336,13 +373,19 @@ class Integer(_NumberRange):
         return list(range(self.low, self.high + 1))
 
     def encode(self, values: Sequence[Any]) -> np.ndarray:
-        x = number_column(values, self.name, "an Integer dimension takes an int (or an "
-                          "integral float, numpy number, Decimal, Fraction or 0-d array)")
+        x = number_column(
+            values,
+            self.name,
+            "an Integer dimension takes an int (or an "
+            "integral float, numpy number, Decimal, Fraction or 0-d array)",
+        )
         bad = ~((x >= self.low) & (x <= self.high) & (x == np.round(x)))
         if bad.any():
-            raise ValueError(f"{dimension_label(self.name)}: value "
-                             f"{short_repr(first_offending(values, bad))} is not "
-                             f"{self.describe_values()}")
+            raise ValueError(
+                f"{dimension_label(self.name)}: value "
+                f"{short_repr(first_offending(values, bad))} is not "
+                f"{self.describe_values()}"
+            )
         return self._encode_floats(x)
 
     def decode(self, columns: np.ndarray) -> list:
@@ -367,8 +410,7 @@ class Integer(_NumberRange):
             return self.encode(self.values()).reshape(-1, 1)
         return np.unique(self.snap(np.linspace(0.0, 1.0, n_points)[:, None]), axis=0)
 
-    def step(self, columns: np.ndarray, sizes: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Move by at least one value, so the step survives snapping; the
         # Gaussian step size is taken relative to the number of values.
         current = np.array(self.decode(columns))

@@ -89,8 +89,9 @@ class Space:
                     raise ValueError(f"dimension names must be strings, got {key!r}")
                 dim = dimension_from_spec(dim, key)
                 if dim.name is not None and dim.name != key:
-                    raise ValueError(f"dimension {key!r} is named {dim.name!r} inside; the "
-                                     "names must agree")
+                    raise ValueError(
+                        f"dimension {key!r} is named {dim.name!r} inside; the names must agree"
+                    )
                 dims.append(dim.replace(name=key))
         elif isinstance(dimensions, Sequence) and not isinstance(dimensions, (str, bytes)):
             self._points_are_dicts = False
@@ -99,8 +100,10 @@ class Space:
                 dim = dimension_from_spec(dim, f"x{i}")
                 dims.append(dim if dim.name is not None else dim.replace(name=f"x{i}"))
         else:
-            raise ValueError("dimensions must be a list of dimensions or a dict of name -> "
-                             f"dimension, got {type(dimensions).__name__}")
+            raise ValueError(
+                "dimensions must be a list of dimensions or a dict of name -> "
+                f"dimension, got {type(dimensions).__name__}"
+            )
         if not dims:
             raise ValueError("dimensions must not be empty")
         names = [d.name for d in dims]
@@ -111,9 +114,11 @@ class Space:
         if self._conditional:
             if not self._points_are_dicts:
                 name = next(d.name for d in dims if d.active_if)
-                raise ValueError(f"dimension {name!r} has active_if, which needs a space built "
-                                 "from a dict of name -> dimension (its points are dicts, so "
-                                 "an inactive dimension can be left out); got a list")
+                raise ValueError(
+                    f"dimension {name!r} has active_if, which needs a space built "
+                    "from a dict of name -> dimension (its points are dicts, so "
+                    "an inactive dimension can be left out); got a list"
+                )
             dims, self._conditions, self._order = resolve_conditions(dims)
         else:
             self._conditions = [()] * len(dims)
@@ -145,8 +150,11 @@ class Space:
         return iter(self.dimensions)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Space) and self.dimensions == other.dimensions
-                and self._points_are_dicts == other._points_are_dicts)
+        return (
+            isinstance(other, Space)
+            and self.dimensions == other.dimensions
+            and self._points_are_dicts == other._points_are_dicts
+        )
 
     def __hash__(self) -> int:
         return hash((tuple(self.dimensions), self._points_are_dicts))
@@ -159,8 +167,9 @@ class Space:
     @property
     def cardinality(self) -> float:
         if self._conditional:
-            return conditional_cardinality([d.cardinality for d in self.dimensions],
-                                           self._conditions, self._order)
+            return conditional_cardinality(
+                [d.cardinality for d in self.dimensions], self._conditions, self._order
+            )
         total = 1
         for dim in self.dimensions:
             total *= dim.cardinality
@@ -290,15 +299,17 @@ class Space:
         """Active mask of shape (n_points, n_dims); see :func:`.conditions.activity`."""
         if not self._conditional:
             return np.ones((len(X), self.n_dims), dtype=bool)
-        return activity(self.dimensions, self._slices, self._conditions, self._order, X,
-                        write_inactive)
+        return activity(
+            self.dimensions, self._slices, self._conditions, self._order, X, write_inactive
+        )
 
     # -- points <-> arrays ---------------------------------------------------
     def _point_values(self, point: Any) -> list:
         if self._points_are_dicts:
             if not isinstance(point, Mapping):
-                raise ValueError(f"points of this space are dicts with keys {self.names}, "
-                                 f"got {point!r}")
+                raise ValueError(
+                    f"points of this space are dicts with keys {self.names}, got {point!r}"
+                )
             unknown = [k for k in point if k not in self.names]
             if unknown:
                 raise ValueError(f"unknown dimension(s) {unknown}; known: {self.names}")
@@ -310,13 +321,19 @@ class Space:
             if missing:
                 raise ValueError(f"point {point!r} is missing dimension(s) {missing}")
             return [point[n] for n in self.names]
-        if isinstance(point, Mapping) or isinstance(point, (str, bytes)) or not isinstance(
-                point, Sequence | np.ndarray):
-            raise ValueError(f"points of this space are lists of {self.n_dims} values, "
-                             f"got {point!r}")
+        if (
+            isinstance(point, Mapping)
+            or isinstance(point, (str, bytes))
+            or not isinstance(point, Sequence | np.ndarray)
+        ):
+            raise ValueError(
+                f"points of this space are lists of {self.n_dims} values, got {point!r}"
+            )
         if len(point) != self.n_dims:
-            raise ValueError(f"point {list(point)!r} has {len(point)} values; the space has "
-                             f"{self.n_dims} dimensions {self.names}")
+            raise ValueError(
+                f"point {list(point)!r} has {len(point)} values; the space has "
+                f"{self.n_dims} dimensions {self.names}"
+            )
         return list(point)
 
     def encode(self, points: Sequence[Any]) -> np.ndarray:
@@ -352,16 +369,19 @@ class Space:
         for j in self._order:
             dim, cols = self.dimensions[j], self._slices[j]
             if self._conditions[j]:
-                active[:, j] = parents_allow(self.dimensions, self._slices, self._conditions[j],
-                                             X, active)
+                active[:, j] = parents_allow(
+                    self.dimensions, self._slices, self._conditions[j], X, active
+                )
             X[~active[:, j], cols] = INACTIVE
             which = np.flatnonzero(active[:, j])
             values = [rows[i][j] for i in which]
             absent = [i for i, value in zip(which, values) if value is _ABSENT]
             if absent:
-                raise ValueError(f"point {points[absent[0]]!r} is missing dimension(s) "
-                                 f"{[dim.name]}, which is active there"
-                                 f"{self._why_active(j, points[absent[0]])}")
+                raise ValueError(
+                    f"point {points[absent[0]]!r} is missing dimension(s) "
+                    f"{[dim.name]}, which is active there"
+                    f"{self._why_active(j, points[absent[0]])}"
+                )
             if len(which):
                 X[which, cols] = dim.encode(values).reshape(len(which), -1)
         return X, active
@@ -377,7 +397,8 @@ class Space:
             return isinstance(first, str)
         # A list of scalars is one point, not a list of points.
         return not isinstance(first, (Sequence, np.ndarray, Mapping)) or isinstance(
-            first, (str, bytes))
+            first, (str, bytes)
+        )
 
     def decode(self, X: np.ndarray) -> list:
         """Decode encoded rows into user-facing points.
@@ -396,8 +417,10 @@ class Space:
         columns = [dim.decode(X[:, cols]) for dim, cols in zip(self.dimensions, self._slices)]
         if self._conditional:
             active = self._activity(X)
-            return [{n: values[i] for n, values, on in zip(self.names, columns, active[i]) if on}
-                    for i in range(len(X))]
+            return [
+                {n: values[i] for n, values, on in zip(self.names, columns, active[i]) if on}
+                for i in range(len(X))
+            ]
         if self._points_are_dicts:
             return [dict(zip(self.names, values)) for values in zip(*columns)]
         return [list(values) for values in zip(*columns)]
@@ -446,8 +469,11 @@ class Space:
 
     def sample_encoded(self, n_points: int, rng: np.random.Generator) -> np.ndarray:
         """Encoded version of :meth:`sample`: an array of shape (n_points, n_columns)."""
-        if (isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer))
-                or n_points < 0):
+        if (
+            isinstance(n_points, bool)
+            or not isinstance(n_points, (int, np.integer))
+            or n_points < 0
+        ):
             raise ValueError(f"n_points must be a non-negative integer, got {n_points!r}")
         return self.snap(rng.random((int(n_points), self.n_columns)))
 
@@ -464,8 +490,9 @@ class Space:
         if not self.is_discrete:
             raise ValueError("grid() needs a space without Real dimensions")
         if self._conditional:
-            return conditional_grid(self.dimensions, self._slices, self._conditions, self._order,
-                                    self.n_columns)
+            return conditional_grid(
+                self.dimensions, self._slices, self._conditions, self._order, self.n_columns
+            )
         parts = [dim.encode(dim.values()).reshape(-1, dim.n_columns) for dim in self.dimensions]
         index = np.indices([len(p) for p in parts]).reshape(len(parts), -1)
         return np.hstack([p[i] for p, i in zip(parts, index)])
@@ -475,8 +502,9 @@ class Space:
         if X.ndim == 1 and X.shape[0] == self.n_columns:
             X = X[None, :]
         if X.ndim != 2 or X.shape[1] != self.n_columns:
-            raise ValueError(f"{argname} must have shape (n_points, {self.n_columns}), got "
-                             f"{X.shape}")
+            raise ValueError(
+                f"{argname} must have shape (n_points, {self.n_columns}), got {X.shape}"
+            )
         return X
 
     def point_to_json(self, point: Any) -> list:
@@ -503,8 +531,10 @@ class Space:
             flags = active[0]
         else:
             flags = [True] * self.n_dims
-        return [dim.to_number(value) if on else None
-                for dim, value, on in zip(self.dimensions, self._point_values(point), flags)]
+        return [
+            dim.to_number(value) if on else None
+            for dim, value, on in zip(self.dimensions, self._point_values(point), flags)
+        ]
 
     def point_from_json(self, values: Sequence[Any]) -> Any:
         """Inverse of :meth:`point_to_json`: a list, or a dict for a space built from a dict.
@@ -522,8 +552,11 @@ class Space:
         """
         if self._conditional:
             # Test the stored value, not the decoded one: None is also a category.
-            return {dim.name: dim.from_number(v)
-                    for dim, v in zip(self.dimensions, values) if v is not None}
+            return {
+                dim.name: dim.from_number(v)
+                for dim, v in zip(self.dimensions, values)
+                if v is not None
+            }
         decoded = [dim.from_number(v) for dim, v in zip(self.dimensions, values)]
         if self._points_are_dicts:
             return dict(zip(self.names, decoded))
@@ -541,14 +574,16 @@ class Space:
         for dim, pairs in zip(self.dimensions, self._conditions):
             entry = dim.to_dict()
             if pairs:
-                entry["active_if"] = {self.names[p]: [int(number) for number in numbers]
-                                      for p, numbers in pairs}
+                entry["active_if"] = {
+                    self.names[p]: [int(number) for number in numbers] for p, numbers in pairs
+                }
             dims.append(entry)
         return {"dimensions": dims, "points_are_dicts": self._points_are_dicts}
 
     @classmethod
-    def from_dict(cls, description: Mapping[str, Any], *,
-                  object_categories: str = "raise") -> Space:
+    def from_dict(
+        cls, description: Mapping[str, Any], *, object_categories: str = "raise"
+    ) -> Space:
         """The space a description describes: the inverse of :meth:`to_dict`.
 
         Two forms are read. The one :meth:`to_dict` writes has a

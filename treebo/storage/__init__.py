@@ -25,7 +25,18 @@ from .identity import (
 from .memory import InMemoryStorage
 from .sqlite import SQLiteStorage, read_study
 
-__all__ = ["Storage", "InMemoryStorage", "SQLiteStorage", "StorageMismatchError",
-           "StorageLockedError", "StorageAccessError", "read_study", "open_study",
-           "FORMAT_VERSION", "check_same_study", "space_description", "stable_params",
-           "trial_row_problem"]
+__all__ = [
+    "Storage",
+    "InMemoryStorage",
+    "SQLiteStorage",
+    "StorageMismatchError",
+    "StorageLockedError",
+    "StorageAccessError",
+    "read_study",
+    "open_study",
+    "FORMAT_VERSION",
+    "check_same_study",
+    "space_description",
+    "stable_params",
+    "trial_row_problem",
+]

@@ -23,8 +23,14 @@ from ..random_streams import RandomStreams
 from ..space import Integer, Real, Space
 from .base import Storage, StorageMismatchError
 
-__all__ = ["FORMAT_VERSION", "open_study", "check_same_study", "space_description",
-           "stable_params", "trial_row_problem"]
+__all__ = [
+    "FORMAT_VERSION",
+    "open_study",
+    "check_same_study",
+    "space_description",
+    "stable_params",
+    "trial_row_problem",
+]
 
 logger = logging.getLogger("treebo")
 
@@ -78,15 +84,16 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
         expected = space.encode([space.point_from_json(point)])[0]
         # Nulls exactly where a dimension is inactive, and nowhere else.
         if space.conditional and space.point_to_json(space.point_from_json(point)) != point:
-            return (f"point {point!r} (allowed: null exactly for the inactive dimensions, "
-                    f"as in {space.point_to_json(space.point_from_json(point))!r})")
+            return (
+                f"point {point!r} (allowed: null exactly for the inactive dimensions, "
+                f"as in {space.point_to_json(space.point_from_json(point))!r})"
+            )
     except ValueError as error:
         return f"point {point!r}: {error}"
     encoded = row["x_encoded"]
     # Proposed points are stored as the snapped candidate the point was decoded
     # from, which equals its re-encoding up to rounding in real columns.
-    if encoded.shape != expected.shape or not np.allclose(encoded, expected, rtol=0,
-                                                          atol=1e-9):
+    if encoded.shape != expected.shape or not np.allclose(encoded, expected, rtol=0, atol=1e-9):
         return f"encoded point {encoded.tolist()!r} is not the encoding of point {point!r}"
     value = row["value"]
     if status == "complete":
@@ -96,19 +103,19 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
         return f"value {value!r} of a {status} trial (allowed: none)"
     if row["error"] is not None and not isinstance(row["error"], str):
         return f"error {row['error']!r} (allowed: text or none)"
-    if row["seed"] is not None and not (isinstance(row["seed"], int)
-                                        and not isinstance(row["seed"], bool)
-                                        and row["seed"] >= 0):
+    if row["seed"] is not None and not (
+        isinstance(row["seed"], int) and not isinstance(row["seed"], bool) and row["seed"] >= 0
+    ):
         return f"seed {row['seed']!r} (allowed: an integer >= 0 or none)"
     for column in _TIME_COLUMNS:
-        if row[column] is not None and not (_is_number(row[column])
-                                            and math.isfinite(row[column])):
+        if row[column] is not None and not (_is_number(row[column]) and math.isfinite(row[column])):
             return f"{column} {row[column]!r} (allowed: a finite number or none)"
     return None
 
 
-def open_study(storage: Storage, space: Space, settings: dict, streams: RandomStreams, *,
-               seed_given: bool) -> tuple[list[Trial], dict[str, int]]:
+def open_study(
+    storage: Storage, space: Space, settings: dict, streams: RandomStreams, *, seed_given: bool
+) -> tuple[list[Trial], dict[str, int]]:
     """Create a new study in ``storage``, or check the stored one is this study and load it.
 
     Parameters
@@ -140,28 +147,40 @@ def open_study(storage: Storage, space: Space, settings: dict, streams: RandomSt
     meta = storage.open_study(space)
     description = space_description(space)
     if not meta:
-        storage.create({"format_version": FORMAT_VERSION, "space": description,
-                        "settings": settings, **streams.to_meta()})
+        storage.create(
+            {
+                "format_version": FORMAT_VERSION,
+                "space": description,
+                "settings": settings,
+                **streams.to_meta(),
+            }
+        )
         return [], {}
     # JSON turns tuples into lists; compare like with like.
     settings = json.loads(json.dumps(settings))
     if meta.get("space") == _plain_space_description(space):
         description = meta["space"]  # a study described with the plain reprs
-    check_same_study(storage.name, meta, description, settings,
-                     streams.seed if seed_given else None)
+    check_same_study(
+        storage.name, meta, description, settings, streams.seed if seed_given else None
+    )
     try:
         streams.load_meta(meta)
     except ValueError as error:
         raise ValueError(f"storage {storage.name!r} is damaged: {error}") from None
     offers = meta.get("resume_offers", {})
-    if not (isinstance(offers, dict) and all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offers.values())):
-        raise ValueError(f"storage {storage.name!r} is damaged: resume_offers {offers!r} "
-                         "(allowed: trial numbers with counts >= 0)")
+    if not (
+        isinstance(offers, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offers.values())
+    ):
+        raise ValueError(
+            f"storage {storage.name!r} is damaged: resume_offers {offers!r} "
+            "(allowed: trial numbers with counts >= 0)"
+        )
     trials = storage.study_trials()
     n_pending = sum(t.status == "pending" for t in trials)
-    logger.info("resuming %s: %d trials told, %d pending", storage.name,
-                len(trials) - n_pending, n_pending)
+    logger.info(
+        "resuming %s: %d trials told, %d pending", storage.name, len(trials) - n_pending, n_pending
+    )
     return trials, dict(offers)
 
 
@@ -247,36 +266,43 @@ def stable_params(params: dict) -> dict:
     return out
 
 
-def check_same_study(path: Any, meta: dict, space: dict, settings: dict,
-                     seed: int | None) -> None:
+def check_same_study(path: Any, meta: dict, space: dict, settings: dict, seed: int | None) -> None:
     """Raise :class:`StorageMismatchError` naming what differs from the stored study."""
     if meta.get("format_version") != FORMAT_VERSION:
         raise StorageMismatchError(
             f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "
-            f"treebo writes version {FORMAT_VERSION}")
+            f"treebo writes version {FORMAT_VERSION}"
+        )
     if meta.get("space") != space:
         stored, given = _describe_space(meta.get("space")), _describe_space(space)
         if stored == given:  # a difference the summary does not show: show the entries
-            stored, given = (json.dumps(meta.get("space"), sort_keys=True),
-                             json.dumps(space, sort_keys=True))
+            stored, given = (
+                json.dumps(meta.get("space"), sort_keys=True),
+                json.dumps(space, sort_keys=True),
+            )
         raise StorageMismatchError(
             f"storage {str(path)!r} holds a study of a different search space:\n"
             f"  stored: {stored}\n"
             f"  given:  {given}\n"
-            "use another storage file to start a new study")
+            "use another storage file to start a new study"
+        )
     stored = meta.get("settings", {})
-    differ = [key for key in sorted(set(stored) | set(settings))
-              if stored.get(key) != settings.get(key)]
+    differ = [
+        key for key in sorted(set(stored) | set(settings)) if stored.get(key) != settings.get(key)
+    ]
     if differ:
-        lines = "\n".join(f"  {key}: stored {stored.get(key)!r}, given {settings.get(key)!r}"
-                          for key in differ)
+        lines = "\n".join(
+            f"  {key}: stored {stored.get(key)!r}, given {settings.get(key)!r}" for key in differ
+        )
         raise StorageMismatchError(
             f"storage {str(path)!r} holds a study run with other settings:\n{lines}\n"
-            "pass the stored settings to resume it, or use another storage file")
+            "pass the stored settings to resume it, or use another storage file"
+        )
     if seed is not None and meta.get("seed") is not None and seed != meta["seed"]:
         raise StorageMismatchError(
             f"storage {str(path)!r} holds a study with random_state={meta['seed']!r}, given "
-            f"random_state={seed!r}; pass the same seed or random_state=None to resume it")
+            f"random_state={seed!r}; pass the same seed or random_state=None to resume it"
+        )
 
 
 def _describe_space(desc: dict | None) -> str:
@@ -292,8 +318,9 @@ def _describe_space(desc: dict | None) -> str:
             extra = ""
         condition = ""
         if dim.get("active_if"):
-            condition = " if " + " and ".join(f"{parent} in {codes}" for parent, codes
-                                              in sorted(dim["active_if"].items()))
+            condition = " if " + " and ".join(
+                f"{parent} in {codes}" for parent, codes in sorted(dim["active_if"].items())
+            )
         parts.append(f"{dim['name']}={dim['type']}{extra}{condition}")
     form = "dicts" if desc.get("points_are_dicts") else "lists"
     return f"{', '.join(parts)}; points as {form}"

@@ -37,16 +37,20 @@ def _identity_lock_dir() -> Path:
     except FileExistsError:
         pass
     info = os.lstat(path)
-    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid()
-            or info.st_mode & 0o022):
-        raise OSError(f"the treebo lock directory {str(path)!r} is not a directory owned by "
-                      "this user and writable only by it; remove it")
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise OSError(
+            f"the treebo lock directory {str(path)!r} is not a directory owned by "
+            "this user and writable only by it; remove it"
+        )
     return path
 
 
 def _not_a_lock_file(path: Path, kind: str) -> OSError:
-    return OSError(errno.EINVAL, f"the lock file {str(path)!r} is {kind}, not a regular file; "
-                   "refusing to use it (remove it, a lock file is recreated when needed)")
+    return OSError(
+        errno.EINVAL,
+        f"the lock file {str(path)!r} is {kind}, not a regular file; "
+        "refusing to use it (remove it, a lock file is recreated when needed)",
+    )
 
 
 def _open_lock_file(path: Path) -> tuple[int, bool]:
@@ -92,13 +96,17 @@ def _lock_owner(fd: int) -> str:
 def _write_owner(fd: int) -> None:
     """Write ``pid ... since ...`` into a lock file that is surely only a lock file."""
     info = os.fstat(fd)
-    if (not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.geteuid()
-            or info.st_size > _OWNER_MAX or not _OWNER_LINE.match(os.pread(fd, _OWNER_MAX + 1, 0))):
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_nlink != 1
+        or info.st_uid != os.geteuid()
+        or info.st_size > _OWNER_MAX
+        or not _OWNER_LINE.match(os.pread(fd, _OWNER_MAX + 1, 0))
+    ):
         return  # locked as it is, never rewritten
     line = f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode("ascii")
     os.ftruncate(fd, 0)
     os.pwrite(fd, line, 0)
-
 
 
 class StudyLock:
@@ -149,8 +157,9 @@ class StudyLock:
             for _ in range(5):
                 before = os.stat(real)
                 # Hard links share no directory: their common lock lives in one place.
-                fds.append(self._lock_one(_identity_lock_dir()
-                                          / f"{before.st_dev}-{before.st_ino}.lock"))
+                fds.append(
+                    self._lock_one(_identity_lock_dir() / f"{before.st_dev}-{before.st_ino}.lock")
+                )
                 after = os.stat(real)
                 if (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino):
                     break
@@ -181,7 +190,8 @@ class StudyLock:
             same = "" if lock_path.name.endswith("-lock") else ", under this or another name"
             raise StorageLockedError(
                 f"storage {str(self.path)!r} is open in another optimizer ({owner}{same}); "
-                "close it (Optimizer.close()) or wait for that process to end") from None
+                "close it (Optimizer.close()) or wait for that process to end"
+            ) from None
         except BaseException:
             os.close(fd)
             raise

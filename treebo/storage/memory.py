@@ -34,8 +34,9 @@ class InMemoryStorage(Storage):
 
     def open_study(self, space: Space) -> dict[str, Any]:
         if self._open:
-            raise StorageLockedError("this InMemoryStorage is in use by another optimizer; "
-                                     "close that one first")
+            raise StorageLockedError(
+                "this InMemoryStorage is in use by another optimizer; close that one first"
+            )
         self._open = True
         return copy.deepcopy(self._meta)
 
@@ -61,4 +62,3 @@ class InMemoryStorage(Storage):
 
     def close(self) -> None:
         self._open = False
-

@@ -74,20 +74,35 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 """
 
-_TRIAL_COLUMNS = ("number", "status", "origin", "point", "x_encoded", "value", "error", "seed",
-                  "fit_time", "acq_time", "eval_time", "asked_at", "told_at")
-
+_TRIAL_COLUMNS = (
+    "number",
+    "status",
+    "origin",
+    "point",
+    "x_encoded",
+    "value",
+    "error",
+    "seed",
+    "fit_time",
+    "acq_time",
+    "eval_time",
+    "asked_at",
+    "told_at",
+)
 
 
 # SQLite's primary result codes (the low byte of an extended code).
 _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 5, 8, 10, 11
 _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
 
-_DISK_ERRNOS = {errno.ENOSPC: "the disk is full (no space left on the device)",
-                errno.EDQUOT: "the disk quota of this user is exceeded",
-                errno.EFBIG: "the file size limit of this process (ulimit -f) is reached",
-                errno.EROFS: "it is on a read-only file system",
-                errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+_DISK_ERRNOS = {
+    errno.ENOSPC: "the disk is full (no space left on the device)",
+    errno.EDQUOT: "the disk quota of this user is exceeded",
+    errno.EFBIG: "the file size limit of this process (ulimit -f) is reached",
+    errno.EROFS: "it is on a read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+}
 
 
 def _writable(path: Path) -> bool:
@@ -111,11 +126,15 @@ def _write_problem(path: Path) -> str | None:
     if read_only_fs:
         return f"it is on a read-only file system (the one holding {str(directory)!r})"
     if real.exists() and not _writable(real):
-        return ("the file is read-only for this user (no write permission); "
-                "read_study() can still read it")
+        return (
+            "the file is read-only for this user (no write permission); "
+            "read_study() can still read it"
+        )
     if not _writable(directory):
-        return (f"its directory {str(directory)!r} is not writable by this user (SQLite "
-                "writes the study's -wal and -shm files there)")
+        return (
+            f"its directory {str(directory)!r} is not writable by this user (SQLite "
+            "writes the study's -wal and -shm files there)"
+        )
     return None
 
 
@@ -129,6 +148,7 @@ def _disk_problem(path: Path) -> str | None:
         pass
     try:
         import resource
+
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     except (ImportError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return None
@@ -143,8 +163,10 @@ def _access_error(path: Path, error: sqlite3.Error, *, writing: bool) -> Storage
     primary = code & 0xFF if isinstance(code, int) else None
     name, text = str(path), str(error)
     if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
-        return StorageAccessError(f"storage {name!r} is not a treebo study database: it is not "
-                                  f"an SQLite database, or a damaged one ({text})")
+        return StorageAccessError(
+            f"storage {name!r} is not a treebo study database: it is not "
+            f"an SQLite database, or a damaged one ({text})"
+        )
     action = "written" if writing else "read"
     if primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
         cause = _write_problem(path) or "SQLite could not open it for writing"
@@ -166,29 +188,36 @@ def _os_access_error(path: Path, error: OSError) -> OSError:
     if error.errno in (errno.EACCES, errno.EPERM):
         cause = _write_problem(path) or cause
     where = f" ({error.filename})" if error.filename else ""
-    return StorageAccessError(f"storage {str(path)!r} cannot be opened for writing: {cause} "
-                              f"({error.strerror or error}{where})")
+    return StorageAccessError(
+        f"storage {str(path)!r} cannot be opened for writing: {cause} "
+        f"({error.strerror or error}{where})"
+    )
 
 
 def _refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a file holding triggers or views: treebo creates neither, and a
     trigger would run on every write (it could delete or rewrite trials)."""
-    found = conn.execute("SELECT type, name FROM sqlite_master "
-                         "WHERE type IN ('trigger', 'view') ORDER BY name").fetchall()
+    found = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name"
+    ).fetchall()
     if found:
         listed = ", ".join(f"{kind} {name!r}" for kind, name in found)
         conn.close()
-        raise ValueError(f"storage {str(path)!r} holds {listed}; a treebo study has no "
-                         "triggers or views, so the file was changed by something else "
-                         "and is not opened")
+        raise ValueError(
+            f"storage {str(path)!r} holds {listed}; a treebo study has no "
+            "triggers or views, so the file was changed by something else "
+            "and is not opened"
+        )
 
 
 def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
     columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(trials)"))
     if columns != _TRIAL_COLUMNS:
         conn.close()
-        raise ValueError(f"storage {str(path)!r} is damaged: its trials table has the "
-                         f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}")
+        raise ValueError(
+            f"storage {str(path)!r} is damaged: its trials table has the "
+            f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}"
+        )
 
 
 _STUDY_COLUMNS = ("key", "value")
@@ -202,31 +231,41 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
     created, and nothing else; an empty database is a new study. Anything
     else belongs to another application and must be left as it is.
     """
-    tables = sorted(row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-        "ESCAPE '\\'"))
+    tables = sorted(
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+            "ESCAPE '\\'"
+        )
+    )
     problem = None
     others = [name for name in tables if name not in ("study", "trials")]
     if others:
-        problem = (f"it holds the table(s) {others}; a treebo study holds only 'study' and "
-                   "'trials'")
+        problem = f"it holds the table(s) {others}; a treebo study holds only 'study' and 'trials'"
     elif "study" in tables:
         columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(study)"))
         if columns != _STUDY_COLUMNS:
-            problem = (f"its study table has the columns {list(columns)}; a treebo study's "
-                       f"has {list(_STUDY_COLUMNS)}")
+            problem = (
+                f"its study table has the columns {list(columns)}; a treebo study's "
+                f"has {list(_STUDY_COLUMNS)}"
+            )
     if problem is None:
-        ids = conn.execute("PRAGMA application_id").fetchone()[0], conn.execute(
-            "PRAGMA user_version").fetchone()[0]
+        ids = (
+            conn.execute("PRAGMA application_id").fetchone()[0],
+            conn.execute("PRAGMA user_version").fetchone()[0],
+        )
         if ids != (0, 0):
-            problem = (f"it carries application_id {ids[0]} and user_version {ids[1]}, which "
-                       "treebo never sets")
+            problem = (
+                f"it carries application_id {ids[0]} and user_version {ids[1]}, which "
+                "treebo never sets"
+            )
     if problem is not None:
         conn.close()
         raise StorageAccessError(
             f"storage {str(path)!r} is not a treebo study: it is the SQLite database of "
             f"another application ({problem}); it was left unchanged: give the study a file "
-            "of its own")
+            "of its own"
+        )
 
 
 def _precheck_existing(path: Path) -> None:
@@ -249,7 +288,6 @@ def _precheck_existing(path: Path) -> None:
             return
     finally:
         conn.close()
-
 
 
 class SQLiteStorage(Storage):
@@ -310,11 +348,11 @@ class SQLiteStorage(Storage):
             except OSError as error:
                 raise StorageAccessError(
                     f"storage {str(self.path)!r} cannot be created: its directory cannot be "
-                    f"made ({error.strerror or error})") from None
+                    f"made ({error.strerror or error})"
+                ) from None
             problem = _write_problem(self.path)
             if problem is not None:
-                raise StorageAccessError(f"storage {str(self.path)!r} cannot be written: "
-                                         f"{problem}")
+                raise StorageAccessError(f"storage {str(self.path)!r} cannot be written: {problem}")
             _precheck_existing(self.path)
             if self.lock:
                 try:
@@ -323,18 +361,23 @@ class SQLiteStorage(Storage):
                     raise _os_access_error(self.path, error) from None
         conn = None
         try:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
             # Everything is checked before the first write (the WAL switch included):
             # a file that is not a treebo study is left byte for byte as it was.
             _refuse_code_objects(conn, self.path)
             _refuse_foreign(conn, self.path)
-            tables = {row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                row[0]
+                for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
             if read_only and not {"study", "trials"} <= tables:
                 conn.close()
-                raise StorageAccessError(f"storage {str(self.path)!r} is not a treebo study "
-                                         "database: it has no study and trials tables")
+                raise StorageAccessError(
+                    f"storage {str(self.path)!r} is not a treebo study "
+                    "database: it has no study and trials tables"
+                )
             if "trials" in tables:
                 _check_trial_columns(conn, self.path)
             if not read_only:
@@ -364,7 +407,6 @@ class SQLiteStorage(Storage):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -408,15 +450,20 @@ class SQLiteStorage(Storage):
     def create(self, meta: dict[str, Any]) -> None:
         """Write the description of a new study (one transaction)."""
         meta = {"created_at": time.time(), **meta}
-        self._write([("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
-                     for key, value in meta.items()])
+        self._write(
+            [
+                ("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                for key, value in meta.items()
+            ]
+        )
 
     # -- trials -----------------------------------------------------------------------
     def load_trials(self) -> list[dict[str, Any]]:
         """Every trial row as a dict, by number; ``x_encoded`` as a float64 array."""
         with self._mutex:
             rows = self._db.execute(
-                f"SELECT {', '.join(_TRIAL_COLUMNS)} FROM trials ORDER BY number").fetchall()
+                f"SELECT {', '.join(_TRIAL_COLUMNS)} FROM trials ORDER BY number"
+            ).fetchall()
         trials = []
         for row in rows:
             record = dict(zip(_TRIAL_COLUMNS, row))
@@ -424,8 +471,9 @@ class SQLiteStorage(Storage):
                 record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
                 record["point"] = json.loads(record["point"])
             except (TypeError, ValueError) as error:  # not bytes / not 8-byte floats / not JSON
-                raise ValueError(f"storage {str(self.path)!r} is damaged: trial "
-                                 f"{record['number']!r}: {error}") from None
+                raise ValueError(
+                    f"storage {str(self.path)!r} is damaged: trial {record['number']!r}: {error}"
+                ) from None
             trials.append(record)
         return trials
 
@@ -446,26 +494,41 @@ class SQLiteStorage(Storage):
         trials = []
         for row in self.load_trials():
             if row["number"] != len(trials):
-                raise ValueError(f"storage {self.name!r} is damaged: trial numbers are not "
-                                 "consecutive")
+                raise ValueError(
+                    f"storage {self.name!r} is damaged: trial numbers are not consecutive"
+                )
             problem = trial_row_problem(space, row)
             if problem is not None:
-                raise ValueError(f"storage {self.name!r} is damaged: trial {row['number']}: "
-                                 f"{problem}")
-            trials.append(Trial(
-                number=row["number"], x=space.point_from_json(row["point"]),
-                x_encoded=row["x_encoded"], status=row["status"], value=row["value"],
-                error=row["error"], origin=row["origin"], fit_time=row["fit_time"],
-                acq_time=row["acq_time"], asked_at=row["asked_at"], told_at=row["told_at"],
-                seed=row["seed"], eval_time=row["eval_time"]))
+                raise ValueError(
+                    f"storage {self.name!r} is damaged: trial {row['number']}: {problem}"
+                )
+            trials.append(
+                Trial(
+                    number=row["number"],
+                    x=space.point_from_json(row["point"]),
+                    x_encoded=row["x_encoded"],
+                    status=row["status"],
+                    value=row["value"],
+                    error=row["error"],
+                    origin=row["origin"],
+                    fit_time=row["fit_time"],
+                    acq_time=row["acq_time"],
+                    asked_at=row["asked_at"],
+                    told_at=row["told_at"],
+                    seed=row["seed"],
+                    eval_time=row["eval_time"],
+                )
+            )
         return trials
 
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         """Insert (or, for re-offered pending trials, update) trials and save
         the random-stream states, in one transaction."""
         statements = [_upsert(self._row(t)) for t in trials]
-        statements += [("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)",
-                        (key, json.dumps(value))) for key, value in state.items()]
+        statements += [
+            ("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+            for key, value in state.items()
+        ]
         self._write(statements)
 
     def record_tell(self, trial: Trial) -> None:
@@ -478,12 +541,21 @@ class SQLiteStorage(Storage):
         return self._space
 
     def _row(self, trial: Trial) -> dict[str, Any]:
-        return {"number": trial.number, "status": trial.status, "origin": trial.origin,
-                "point": self._opened_space().point_to_json(trial.x), "x_encoded": trial.x_encoded,
-                "value": trial.value, "error": trial.error, "seed": trial.seed,
-                "fit_time": trial.fit_time, "acq_time": trial.acq_time,
-                "eval_time": trial.eval_time, "asked_at": trial.asked_at,
-                "told_at": trial.told_at}
+        return {
+            "number": trial.number,
+            "status": trial.status,
+            "origin": trial.origin,
+            "point": self._opened_space().point_to_json(trial.x),
+            "x_encoded": trial.x_encoded,
+            "value": trial.value,
+            "error": trial.error,
+            "seed": trial.seed,
+            "fit_time": trial.fit_time,
+            "acq_time": trial.acq_time,
+            "eval_time": trial.eval_time,
+            "asked_at": trial.asked_at,
+            "told_at": trial.told_at,
+        }
 
 
 def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
@@ -492,8 +564,10 @@ def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
     row["point"] = json.dumps(row["point"])
     columns = ", ".join(_TRIAL_COLUMNS)
     marks = ", ".join("?" for _ in _TRIAL_COLUMNS)
-    return (f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
-            tuple(row[c] for c in _TRIAL_COLUMNS))
+    return (
+        f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
+        tuple(row[c] for c in _TRIAL_COLUMNS),
+    )
 
 
 def read_study(path: str | os.PathLike) -> dict[str, Any]:
@@ -519,4 +593,3 @@ def read_study(path: str | os.PathLike) -> dict[str, Any]:
         return {"meta": storage.load_meta(), "trials": storage.load_trials()}
     finally:
         storage.close()
-

@@ -13,9 +13,18 @@ import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Prediction", "Surrogate", "MixtureMoments", "mixture_moments", "make_surrogate",
-           "as_surrogate",
-           "available_surrogates", "surrogate_class", "surrogate_class_name", "missing_extra"]
+__all__ = [
+    "Prediction",
+    "Surrogate",
+    "MixtureMoments",
+    "mixture_moments",
+    "make_surrogate",
+    "as_surrogate",
+    "available_surrogates",
+    "surrogate_class",
+    "surrogate_class_name",
+    "missing_extra",
+]
 
 # The base classes come from .base on first use (PEP 562): it imports scikit-learn,
 # which listing the registry (`treebo list`, `treebo --help`) does not need.
@@ -157,9 +166,10 @@ def surrogate_class(name: str) -> type:
     except ImportError as error:
         if extra is None:
             raise
-        raise ImportError(f"surrogate {name!r} needs an optional dependency that is missing "
-                          f"({error.name}); install it with: pip install 'treebo[{extra}]'"
-                          ) from error
+        raise ImportError(
+            f"surrogate {name!r} needs an optional dependency that is missing "
+            f"({error.name}); install it with: pip install 'treebo[{extra}]'"
+        ) from error
     return getattr(module, class_name)
 
 
@@ -210,8 +220,11 @@ def as_surrogate(surrogate: Any, params: dict | None = None) -> Surrogate:
         return make_surrogate(surrogate, **(params or {}))
     if isinstance(surrogate, Surrogate):
         if params:
-            raise ValueError("surrogate_params only applies when surrogate is a name; set "
-                             "the parameters on the instance instead")
+            raise ValueError(
+                "surrogate_params only applies when surrogate is a name; set "
+                "the parameters on the instance instead"
+            )
         return clone(surrogate)
-    raise ValueError("surrogate must be a registered name or a Surrogate instance, got "
-                     f"{surrogate!r}")
+    raise ValueError(
+        f"surrogate must be a registered name or a Surrogate instance, got {surrogate!r}"
+    )

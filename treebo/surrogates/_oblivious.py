@@ -80,8 +80,13 @@ def quantize(X: np.ndarray, borders: list[np.ndarray]) -> np.ndarray:
     return bins
 
 
-def leaf_index(bins: np.ndarray, features: np.ndarray, thresholds: np.ndarray,
-               out: np.ndarray | None = None, scratch: np.ndarray | None = None) -> np.ndarray:
+def leaf_index(
+    bins: np.ndarray,
+    features: np.ndarray,
+    thresholds: np.ndarray,
+    out: np.ndarray | None = None,
+    scratch: np.ndarray | None = None,
+) -> np.ndarray:
     """Leaf of every point in one oblivious tree.
 
     Parameters
@@ -210,8 +215,7 @@ class ObliviousGrower:
             np.not_equal(key[1:], key[:-1], out=first[1:])
             previous[first] = unsplit[entry_leaf[first]]
             gain -= previous
-            score = np.bincount(self._cell[perm], weights=gain,
-                                minlength=n_features * self.n_bins)
+            score = np.bincount(self._cell[perm], weights=gain, minlength=n_features * self.n_bins)
             score = np.cumsum(score.reshape(n_features, self.n_bins), axis=1).ravel()
             score[self._invalid] = -np.inf
             best = int(np.argmax(score))

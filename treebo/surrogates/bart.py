@@ -162,11 +162,23 @@ class BARTSurrogate(Surrogate):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, n_trees: int = 50, *, n_draws: int = 48, n_burnin: int = 200,
-                 thinning: int = 2, n_chains: int = 4, n_gfr: int = 0, k: float = 2.0,
-                 alpha: float = 0.95, beta: float = 2.0, sigma_df: float = 3.0,
-                 sigma_quantile: float = 0.9, min_samples_leaf: int = 1,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_trees: int = 50,
+        *,
+        n_draws: int = 48,
+        n_burnin: int = 200,
+        thinning: int = 2,
+        n_chains: int = 4,
+        n_gfr: int = 0,
+        k: float = 2.0,
+        alpha: float = 0.95,
+        beta: float = 2.0,
+        sigma_df: float = 3.0,
+        sigma_quantile: float = 0.9,
+        min_samples_leaf: int = 1,
+        random_state: Any = None,
+    ):
         self.n_trees = n_trees
         self.n_draws = n_draws
         self.n_burnin = n_burnin
@@ -204,9 +216,11 @@ class BARTSurrogate(Surrogate):
         # Checked before the base class looks at the targets, so that constant
         # targets (which fit nothing) do not hide a bad setting.
         if self.n_gfr and self.n_gfr < self.n_chains:
-            raise ValueError("n_gfr must be 0 or at least n_chains (each chain starts from its "
-                             f"own grow-from-root forest), got n_gfr={self.n_gfr!r}, "
-                             f"n_chains={self.n_chains!r}")
+            raise ValueError(
+                "n_gfr must be 0 or at least n_chains (each chain starts from its "
+                f"own grow-from-root forest), got n_gfr={self.n_gfr!r}, "
+                f"n_chains={self.n_chains!r}"
+            )
         # What constant targets leave: the sampler does not run.
         self.forests_ = None
         self.sigma2_draws_ = np.zeros(1)
@@ -226,18 +240,35 @@ class BARTSurrogate(Surrogate):
         sigma_hat = max(_sigma_estimate(X, z), 1e-3)
         lam = sigma_hat**2 * chi2.ppf(1.0 - self.sigma_quantile, nu) / nu
         sigma_mu = np.ptp(z) / (2.0 * self.k * np.sqrt(n_trees))
-        general = dict(standardize=False, sample_sigma2_global=True,
-                       sigma2_global_shape=nu / 2.0, sigma2_global_scale=nu * lam / 2.0,
-                       keep_every=int(self.thinning), num_chains=int(self.n_chains),
-                       num_threads=1, random_seed=seed)
-        forest = dict(num_trees=n_trees, alpha=float(self.alpha), beta=float(self.beta),
-                      min_samples_leaf=min(int(self.min_samples_leaf), (n - 1) // 2),
-                      sample_sigma2_leaf=False, sigma2_leaf_init=float(sigma_mu**2))
+        general = dict(
+            standardize=False,
+            sample_sigma2_global=True,
+            sigma2_global_shape=nu / 2.0,
+            sigma2_global_scale=nu * lam / 2.0,
+            keep_every=int(self.thinning),
+            num_chains=int(self.n_chains),
+            num_threads=1,
+            random_seed=seed,
+        )
+        forest = dict(
+            num_trees=n_trees,
+            alpha=float(self.alpha),
+            beta=float(self.beta),
+            min_samples_leaf=min(int(self.min_samples_leaf), (n - 1) // 2),
+            sample_sigma2_leaf=False,
+            sigma2_leaf_init=float(sigma_mu**2),
+        )
         draws_per_chain = -(-int(self.n_draws) // int(self.n_chains))
         model = BARTModel()
-        model.sample(_writeable(X), z, num_gfr=int(self.n_gfr), num_burnin=int(self.n_burnin),
-                     num_mcmc=draws_per_chain, general_params=general,
-                     mean_forest_params=forest)
+        model.sample(
+            _writeable(X),
+            z,
+            num_gfr=int(self.n_gfr),
+            num_burnin=int(self.n_burnin),
+            num_mcmc=draws_per_chain,
+            general_params=general,
+            mean_forest_params=forest,
+        )
         self.forests_ = model.forest_container_mean
         self._sigma2_z = np.asarray(model.global_var_samples, dtype=np.float64)
         self.sigma2_draws_ = self._sigma2_z * self.y_scale_**2
@@ -246,8 +277,12 @@ class BARTSurrogate(Surrogate):
         n = X.shape[0]
         if self.forests_ is None:
             epistemic, aleatoric = self._no_split_variances
-            return Prediction(mean=np.zeros(n), variance=np.full(n, epistemic + aleatoric),
-                              epistemic=np.full(n, epistemic), aleatoric=np.full(n, aleatoric))
+            return Prediction(
+                mean=np.zeros(n),
+                variance=np.full(n, epistemic + aleatoric),
+                epistemic=np.full(n, epistemic),
+                aleatoric=np.full(n, aleatoric),
+            )
         n_draws = len(self._sigma2_z)
         block = max(1, _MAX_BLOCK_CELLS // n_draws)
         mean, epistemic, aleatoric = np.empty(n), np.empty(n), np.empty(n)
@@ -257,10 +292,10 @@ class BARTSurrogate(Surrogate):
             dataset.add_covariates(_writeable(X[start:stop]))
             # (rows, draws): every draw's sum of trees, in standardized units.
             draws = np.asarray(self.forests_.predict(dataset)).reshape(stop - start, n_draws).T
-            moments = mixture_moments(draws, np.broadcast_to(self._sigma2_z[:, None],
-                                                             draws.shape))
+            moments = mixture_moments(draws, np.broadcast_to(self._sigma2_z[:, None], draws.shape))
             mean[start:stop] = moments.mean
             epistemic[start:stop] = moments.epistemic
             aleatoric[start:stop] = moments.aleatoric
-        return Prediction(mean=mean, variance=epistemic + aleatoric, epistemic=epistemic,
-                          aleatoric=aleatoric)
+        return Prediction(
+            mean=mean, variance=epistemic + aleatoric, epistemic=epistemic, aleatoric=aleatoric
+        )

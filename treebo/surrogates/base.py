@@ -28,22 +28,39 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Hidden, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["Prediction", "PredictiveModel", "Surrogate", "MixtureMoments", "mixture_moments",
-           "threaded_mixture_moments", "RANDOM_STATE", "N_JOBS"]
+__all__ = [
+    "Prediction",
+    "PredictiveModel",
+    "Surrogate",
+    "MixtureMoments",
+    "mixture_moments",
+    "threaded_mixture_moments",
+    "RANDOM_STATE",
+    "N_JOBS",
+]
 
 # What threaded_mixture_moments slices: a list of trees or an array of tree indices.
 _Members = TypeVar("_Members", bound=Sequence[Any] | np.ndarray)
 
 #: Constraint of ``random_state``: what ``numpy.random.default_rng`` accepts
 #: (the rarer seeds are left out of error messages).
-RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
-                Hidden(np.random.BitGenerator), Hidden(np.random.SeedSequence),
-                Hidden(np.random.RandomState), Hidden("array-like")]
+RANDOM_STATE = [
+    None,
+    Interval(Integral, 0, None, closed="left"),
+    np.random.Generator,
+    Hidden(np.random.BitGenerator),
+    Hidden(np.random.SeedSequence),
+    Hidden(np.random.RandomState),
+    Hidden("array-like"),
+]
 
 #: Constraint of ``n_jobs``, joblib's convention: None, or a non-zero integer
 #: (``-1`` for all cores, ``-2`` for all but one).
-N_JOBS = [None, Interval(Integral, None, -1, closed="right"),
-          Interval(Integral, 1, None, closed="left")]
+N_JOBS = [
+    None,
+    Interval(Integral, None, -1, closed="right"),
+    Interval(Integral, 1, None, closed="left"),
+]
 
 
 @dataclass(frozen=True)
@@ -75,7 +92,6 @@ class Prediction:
 
     def __len__(self) -> int:
         return len(self.mean)
-
 
 
 class PredictiveModel(Protocol):
@@ -135,8 +151,9 @@ class MixtureMoments:
         self._sum_sq_dev += delta
         self._sum_var += member_variance
 
-    def add_members(self, member_means: ArrayLike,
-                    member_variances: ArrayLike | None = None) -> None:
+    def add_members(
+        self, member_means: ArrayLike, member_variances: ArrayLike | None = None
+    ) -> None:
         """Fold in many members at once.
 
         Parameters
@@ -147,8 +164,9 @@ class MixtureMoments:
         """
         means = np.asarray(member_means, dtype=float)
         if means.ndim != 2 or means.shape[0] == 0 or means.shape[1] != self._mean.size:
-            raise ValueError(f"member_means must have shape (n_members, {self._mean.size}), "
-                             f"got {means.shape}")
+            raise ValueError(
+                f"member_means must have shape (n_members, {self._mean.size}), got {means.shape}"
+            )
         batch = MixtureMoments(means.shape[1])
         batch.count = means.shape[0]
         # Two passes: all members are in memory, and the deviations from the
@@ -158,8 +176,10 @@ class MixtureMoments:
         if member_variances is not None:
             variances = np.asarray(member_variances, dtype=float)
             if variances.shape != means.shape:
-                raise ValueError("member_variances must have the shape of member_means, "
-                                 f"{means.shape}, got {variances.shape}")
+                raise ValueError(
+                    "member_variances must have the shape of member_means, "
+                    f"{means.shape}, got {variances.shape}"
+                )
             batch._sum_var = variances.sum(axis=0)
         self.merge(batch)
 
@@ -186,12 +206,17 @@ class MixtureMoments:
             raise ValueError("no members were added")
         epistemic = np.maximum(self._sum_sq_dev / self.count, 0.0)
         aleatoric = np.maximum(self._sum_var / self.count, 0.0)
-        return Prediction(mean=self._mean.copy(), variance=epistemic + aleatoric,
-                          epistemic=epistemic, aleatoric=aleatoric)
+        return Prediction(
+            mean=self._mean.copy(),
+            variance=epistemic + aleatoric,
+            epistemic=epistemic,
+            aleatoric=aleatoric,
+        )
 
 
-def mixture_moments(member_means: ArrayLike,
-                    member_variances: ArrayLike | None = None) -> Prediction:
+def mixture_moments(
+    member_means: ArrayLike, member_variances: ArrayLike | None = None
+) -> Prediction:
     """Moments of an equally weighted mixture of Normals, from all members at once.
 
     Shorthand for :meth:`MixtureMoments.add_members` on a new accumulator.
@@ -215,8 +240,9 @@ def mixture_moments(member_means: ArrayLike,
     return moments.result()
 
 
-def threaded_mixture_moments(accumulate: Callable[[_Members], MixtureMoments],
-                             members: _Members, n_jobs: int | None) -> Prediction:
+def threaded_mixture_moments(
+    accumulate: Callable[[_Members], MixtureMoments], members: _Members, n_jobs: int | None
+) -> Prediction:
     """Mixture moments of ``members``, folded by ``accumulate`` on threads.
 
     Each thread folds one contiguous share of the members (shares as
@@ -241,7 +267,8 @@ def threaded_mixture_moments(accumulate: Callable[[_Members], MixtureMoments],
     size, extra = divmod(len(members), n_chunks)
     bounds = np.cumsum([0] + [size + 1] * extra + [size] * (n_chunks - extra))
     parts = Parallel(n_jobs=n_chunks, prefer="threads")(
-        delayed(accumulate)(members[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
+        delayed(accumulate)(members[a:b]) for a, b in zip(bounds[:-1], bounds[1:])
+    )
     total = parts[0]
     for part in parts[1:]:
         total.merge(part)
@@ -347,11 +374,13 @@ class Surrogate(RegressorMixin, BaseEstimator):
     def predict(self, X: ArrayLike, return_std: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
 
     @overload
-    def predict(self, X: ArrayLike,
-                return_std: bool) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+    def predict(
+        self, X: ArrayLike, return_std: bool
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
-    def predict(self, X: ArrayLike, return_std: bool = False
-                ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    def predict(
+        self, X: ArrayLike, return_std: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Predictive mean, and optionally the total predictive standard deviation.
 
         Parameters
@@ -389,15 +418,22 @@ class Surrogate(RegressorMixin, BaseEstimator):
         n_points = X.shape[0]
         if self.y_scale_ == 0.0:
             zeros = np.zeros(n_points)
-            return Prediction(mean=np.full(n_points, self.y_mean_), variance=zeros,
-                              epistemic=zeros.copy(), aleatoric=zeros.copy())
+            return Prediction(
+                mean=np.full(n_points, self.y_mean_),
+                variance=zeros,
+                epistemic=zeros.copy(),
+                aleatoric=zeros.copy(),
+            )
         z = self._predict_standardized(X)
         scale2 = self.y_scale_**2
         epistemic = z.epistemic * scale2
         aleatoric = z.aleatoric * scale2
-        return Prediction(mean=self.y_mean_ + self.y_scale_ * z.mean,
-                          variance=epistemic + aleatoric, epistemic=epistemic,
-                          aleatoric=aleatoric)
+        return Prediction(
+            mean=self.y_mean_ + self.y_scale_ * z.mean,
+            variance=epistemic + aleatoric,
+            epistemic=epistemic,
+            aleatoric=aleatoric,
+        )
 
     def _fit_standardized(self, X: np.ndarray, z: np.ndarray) -> None:
         """Fit on standardized targets ``z``, shape (n_samples,)."""

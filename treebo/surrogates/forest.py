@@ -38,9 +38,13 @@ from .base import (
 __all__ = ["RandomForestSurrogate", "ExtraTreesSurrogate", "BwOForestSurrogate"]
 
 
-def _fit_tree(tree: DecisionTreeRegressor, X32: np.ndarray, y: np.ndarray,
-              weights: np.ndarray | None, min_leaf_variance: float
-              ) -> tuple[DecisionTreeRegressor, np.ndarray, np.ndarray]:
+def _fit_tree(
+    tree: DecisionTreeRegressor,
+    X32: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None,
+    min_leaf_variance: float,
+) -> tuple[DecisionTreeRegressor, np.ndarray, np.ndarray]:
     tree.fit(X32, y, sample_weight=weights, check_input=False)
     # value and impurity are the weighted mean and the weighted population
     # variance of the node's in-bag targets (squared-error criterion).
@@ -106,8 +110,10 @@ class _TreeEnsemble(Surrogate):
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         # The trees' own constraints; checked here, before any tree is built.
-        **{name: DecisionTreeRegressor._parameter_constraints[name]
-           for name in ("max_features", "max_depth", "min_samples_split", "min_samples_leaf")},
+        **{
+            name: DecisionTreeRegressor._parameter_constraints[name]
+            for name in ("max_features", "max_depth", "min_samples_split", "min_samples_leaf")
+        },
         "min_leaf_variance": [Interval(Real, 0, None, closed="left")],
         "n_jobs": N_JOBS,
         "random_state": RANDOM_STATE,
@@ -140,15 +146,25 @@ class _TreeEnsemble(Surrogate):
         if size is None:
             weights = [None] * self.n_estimators
         else:
-            counts = rng.multinomial(size, np.full(n_samples, 1.0 / n_samples),
-                                     size=self.n_estimators)
+            counts = rng.multinomial(
+                size, np.full(n_samples, 1.0 / n_samples), size=self.n_estimators
+            )
             weights = list(counts.astype(np.float64))
-        trees = [tree_class(criterion="squared_error", max_features=self.max_features,
-                            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
-                            min_samples_leaf=self.min_samples_leaf, random_state=int(seed))
-                 for seed in seeds]
-        jobs = (delayed(_fit_tree)(tree, X32, y, w, float(self.min_leaf_variance))
-                for tree, w in zip(trees, weights))
+        trees = [
+            tree_class(
+                criterion="squared_error",
+                max_features=self.max_features,
+                max_depth=self.max_depth,
+                min_samples_split=self.min_samples_split,
+                min_samples_leaf=self.min_samples_leaf,
+                random_state=int(seed),
+            )
+            for seed in seeds
+        ]
+        jobs = (
+            delayed(_fit_tree)(tree, X32, y, w, float(self.min_leaf_variance))
+            for tree, w in zip(trees, weights)
+        )
         # The tree builder releases the GIL, so threads share X without copies.
         self._trees = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
         self.estimators_ = [tree for tree, _, _ in self._trees]
@@ -156,18 +172,21 @@ class _TreeEnsemble(Surrogate):
     def _predict_dist(self, X: np.ndarray) -> Prediction:
         X32 = np.ascontiguousarray(X, dtype=np.float32)
         if len(X32) < _MIN_ROWS_TO_ORDER:
-            return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees,
-                                            self.n_jobs)
+            return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees, self.n_jobs)
         # Each row's moments are folded on their own, so predicting the rows
         # in another order and putting them back changes no bit.
         order = _locality_order(X32)
-        ordered = threaded_mixture_moments(partial(_accumulate, X32=X32[order]), self._trees,
-                                           self.n_jobs)
+        ordered = threaded_mixture_moments(
+            partial(_accumulate, X32=X32[order]), self._trees, self.n_jobs
+        )
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
-        return Prediction(mean=ordered.mean[inverse], variance=ordered.variance[inverse],
-                          epistemic=ordered.epistemic[inverse],
-                          aleatoric=ordered.aleatoric[inverse])
+        return Prediction(
+            mean=ordered.mean[inverse],
+            variance=ordered.variance[inverse],
+            epistemic=ordered.epistemic[inverse],
+            aleatoric=ordered.aleatoric[inverse],
+        )
 
 
 _PARAMS_DOC = """
@@ -221,11 +240,20 @@ class RandomForestSurrogate(_TreeEnsemble):
 
     _splitter = "best"
 
-    def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
-                 max_depth: int | None = None, min_samples_split: int = 2,
-                 min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
-                 bootstrap: bool = True, oversampling: float = 1.0, n_jobs: int | None = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        max_features: Any = "sqrt",
+        max_depth: int | None = None,
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        min_leaf_variance: float = 0.0,
+        bootstrap: bool = True,
+        oversampling: float = 1.0,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth
@@ -259,13 +287,24 @@ class ExtraTreesSurrogate(_TreeEnsemble):
     estimators_ : list of sklearn.tree.ExtraTreeRegressor
     """
 
-    _parameter_constraints: dict = {**_TreeEnsemble._parameter_constraints,
-                                    "bootstrap": ["boolean"]}
+    _parameter_constraints: dict = {
+        **_TreeEnsemble._parameter_constraints,
+        "bootstrap": ["boolean"],
+    }
 
-    def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
-                 max_depth: int | None = None, min_samples_split: int = 2,
-                 min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
-                 bootstrap: bool = False, n_jobs: int | None = None, random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        max_features: Any = "sqrt",
+        max_depth: int | None = None,
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        min_leaf_variance: float = 0.0,
+        bootstrap: bool = False,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth
@@ -305,11 +344,19 @@ class BwOForestSurrogate(_TreeEnsemble):
         "oversampling": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, n_estimators: int = 100, *, max_features: Any = "sqrt",
-                 max_depth: int | None = None, min_samples_split: int = 2,
-                 min_samples_leaf: int = 1, min_leaf_variance: float = 0.0,
-                 oversampling: float = 4.0, n_jobs: int | None = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        max_features: Any = "sqrt",
+        max_depth: int | None = None,
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        min_leaf_variance: float = 0.0,
+        oversampling: float = 4.0,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth

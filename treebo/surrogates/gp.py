@@ -101,9 +101,15 @@ class GaussianProcessSurrogate(Surrogate):
     # smooth models, needs it to rank candidates.
     _fit_constant_targets = True
 
-    def __init__(self, n_restarts: int = 2, *, max_fit_samples: int | None = 200,
-                 length_scale_bounds: tuple = (1e-2, 1e2), noise_bounds: tuple = (1e-8, 1.0),
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_restarts: int = 2,
+        *,
+        max_fit_samples: int | None = 200,
+        length_scale_bounds: tuple = (1e-2, 1e2),
+        noise_bounds: tuple = (1e-8, 1.0),
+        random_state: Any = None,
+    ):
         self.n_restarts = n_restarts
         self.max_fit_samples = max_fit_samples
         self.length_scale_bounds = length_scale_bounds
@@ -119,17 +125,20 @@ class GaussianProcessSurrogate(Surrogate):
         self.noise_variance_ = self._noise_z * self.y_scale_**2
 
     def _kernel(self, signal: float, length_scale: Any, noise: float) -> Any:
-        return (ConstantKernel(signal, _SIGNAL_BOUNDS)
-                * Matern(length_scale=length_scale, length_scale_bounds=self.length_scale_bounds,
-                         nu=2.5)
-                + WhiteKernel(noise, self.noise_bounds))
+        return ConstantKernel(signal, _SIGNAL_BOUNDS) * Matern(
+            length_scale=length_scale, length_scale_bounds=self.length_scale_bounds, nu=2.5
+        ) + WhiteKernel(noise, self.noise_bounds)
 
     def _fit_all(self, X: np.ndarray, z: np.ndarray, rng: np.random.Generator) -> None:
         """scikit-learn's fit on every point; its kernel gives the cross-covariances."""
         kernel = self._kernel(_SIGNAL_START, np.full(X.shape[1], _LENGTH_START), _NOISE_START)
-        model = GaussianProcessRegressor(kernel, alpha=_JITTER, normalize_y=False,
-                                         n_restarts_optimizer=self.n_restarts,
-                                         random_state=int(rng.integers(np.iinfo(np.int32).max)))
+        model = GaussianProcessRegressor(
+            kernel,
+            alpha=_JITTER,
+            normalize_y=False,
+            n_restarts_optimizer=self.n_restarts,
+            random_state=int(rng.integers(np.iinfo(np.int32).max)),
+        )
         with warnings.catch_warnings():
             # Hitting a bound (e.g. the noise floor on a noise-free function)
             # is expected and not actionable for the user.
@@ -147,8 +156,7 @@ class GaussianProcessSurrogate(Surrogate):
         """Hyperparameters from a random subset refined on every point, posterior on every point."""
         subset = np.sort(rng.choice(len(X), size=self.max_fit_samples, replace=False))
         start, bounds = self._start_and_bounds(X.shape[1])
-        starts = [start] + [rng.uniform(bounds[:, 0], bounds[:, 1])
-                            for _ in range(self.n_restarts)]
+        starts = [start] + [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(self.n_restarts)]
         log_params = _fit_hyperparameters(X[subset], z[subset], starts, bounds)
         log_params = _fit_hyperparameters(X, z, [log_params], bounds, _REFINE_ITERATIONS)
         signal, length_scale, noise = _unpack(log_params)
@@ -167,8 +175,9 @@ class GaussianProcessSurrogate(Surrogate):
         rows = [_SIGNAL_BOUNDS]
         rows += [self.length_scale_bounds] * n_features
         rows += [self.noise_bounds]
-        bounds = np.array([(np.nan, np.nan) if isinstance(b, str) else np.log(np.asarray(b, float))
-                           for b in rows])
+        bounds = np.array(
+            [(np.nan, np.nan) if isinstance(b, str) else np.log(np.asarray(b, float)) for b in rows]
+        )
         fixed = np.isnan(bounds[:, 0])
         bounds[fixed] = start[fixed, None]
         return start, bounds
@@ -183,8 +192,9 @@ class GaussianProcessSurrogate(Surrogate):
             mean_z, var_z = self._posterior(X, rows, self._cross)
         epistemic = np.maximum(var_z, 0.0)
         aleatoric = np.full(X.shape[0], self._noise_z)
-        return Prediction(mean=mean_z, variance=epistemic + aleatoric, epistemic=epistemic,
-                          aleatoric=aleatoric)
+        return Prediction(
+            mean=mean_z, variance=epistemic + aleatoric, epistemic=epistemic, aleatoric=aleatoric
+        )
 
     def _sklearn_cross(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._signal(X, self._X_train), self._signal.diag(X)
@@ -194,18 +204,18 @@ class GaussianProcessSurrogate(Surrogate):
         cross *= self._signal_variance
         return cross, self._signal_variance
 
-    def _posterior(self, X: np.ndarray, rows: int,
-                   cross_and_prior: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _posterior(
+        self, X: np.ndarray, rows: int, cross_and_prior: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and latent variance at ``X`` (n, D), ``rows`` points at a time."""
         n = X.shape[0]
         mean_z = np.empty(n)
         var_z = np.empty(n)
         for start in range(0, n, rows):
-            cross, prior = cross_and_prior(X[start:start + rows])
-            mean_z[start:start + rows] = cross @ self._alpha
-            v = solve_triangular(self._L, cross.T, lower=True, check_finite=False,
-                                 overwrite_b=True)
-            var_z[start:start + rows] = prior - np.einsum("ij,ij->j", v, v)
+            cross, prior = cross_and_prior(X[start : start + rows])
+            mean_z[start : start + rows] = cross @ self._alpha
+            v = solve_triangular(self._L, cross.T, lower=True, check_finite=False, overwrite_b=True)
+            var_z[start : start + rows] = prior - np.einsum("ij,ij->j", v, v)
         return mean_z, var_z
 
 
@@ -253,12 +263,14 @@ def _cholesky_with_jitter(gram: np.ndarray, diagonal: float) -> np.ndarray:
             return cholesky(matrix, lower=True, check_finite=False)
         except LinAlgError:
             diagonal *= 10.0
-    raise LinAlgError("the kernel matrix is not positive definite even with a diagonal of "
-                      f"{diagonal:g}")
+    raise LinAlgError(
+        f"the kernel matrix is not positive definite even with a diagonal of {diagonal:g}"
+    )
 
 
-def _negative_log_likelihood(log_params: np.ndarray, X: np.ndarray,
-                             z: np.ndarray) -> tuple[float, np.ndarray]:
+def _negative_log_likelihood(
+    log_params: np.ndarray, X: np.ndarray, z: np.ndarray
+) -> tuple[float, np.ndarray]:
     """Negative log marginal likelihood of ``z`` (n,) at ``X`` (n, D), and its gradient.
 
     ``log_params`` is (log signal variance, log length scales (D), log noise
@@ -308,8 +320,9 @@ def _inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
     return inverse
 
 
-def _fit_hyperparameters(X: np.ndarray, z: np.ndarray, starts: list, bounds: np.ndarray,
-                         maxiter: int = 15_000) -> np.ndarray:
+def _fit_hyperparameters(
+    X: np.ndarray, z: np.ndarray, starts: list, bounds: np.ndarray, maxiter: int = 15_000
+) -> np.ndarray:
     """Log hyperparameters maximizing the marginal likelihood: the best of L-BFGS-B from each start.
 
     Parameters
@@ -342,8 +355,14 @@ def _fit_hyperparameters(X: np.ndarray, z: np.ndarray, starts: list, bounds: np.
     for point in starts:
         if not free.any():
             break
-        result = minimize(objective, point[free], jac=True, method="L-BFGS-B",
-                          bounds=bounds[free], options={"maxiter": maxiter})
+        result = minimize(
+            objective,
+            point[free],
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds[free],
+            options={"maxiter": maxiter},
+        )
         if result.fun < best_value:
             best = starts[0].copy()
             best[free] = result.x

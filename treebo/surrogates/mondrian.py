@@ -108,6 +108,7 @@ def _sigmoid_diff(a: _Values, b: _Values) -> np.ndarray:
 # Growing: all trees at once, one depth level at a time.
 # --------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Nodes:
     """Nodes of every tree, in creation order (by depth, then by tree).
@@ -145,9 +146,17 @@ class _Nodes:
         return np.where(self.parent >= 0, self.tau[np.maximum(self.parent, 0)], 0.0)
 
 
-def _grow_forest(X: np.ndarray, y: np.ndarray, counts: np.ndarray | None, n_trees: int,
-                 rng: np.random.Generator, lifetime: float, min_samples_split: int,
-                 max_depth: int | None, stop_pure: bool) -> _Nodes:
+def _grow_forest(
+    X: np.ndarray,
+    y: np.ndarray,
+    counts: np.ndarray | None,
+    n_trees: int,
+    rng: np.random.Generator,
+    lifetime: float,
+    min_samples_split: int,
+    max_depth: int | None,
+    stop_pure: bool,
+) -> _Nodes:
     """Sample ``n_trees`` Mondrian trees restricted to the data's boxes.
 
     The frontier of every tree is processed together: training rows are kept
@@ -219,8 +228,26 @@ def _grow_forest(X: np.ndarray, y: np.ndarray, counts: np.ndarray | None, n_tree
         ids = n_created + at
         left = np.where(split, n_created + k + 2 * rank, -1)
         right = np.where(split, left + 1, -1)
-        levels.append((frontier_tree, np.full(k, depth), frontier_parent, left, right, lower,
-                       upper, tau, feature, threshold, count, n_rows, mean, var, y_min, y_max))
+        levels.append(
+            (
+                frontier_tree,
+                np.full(k, depth),
+                frontier_parent,
+                left,
+                right,
+                lower,
+                upper,
+                tau,
+                feature,
+                threshold,
+                count,
+                n_rows,
+                mean,
+                var,
+                y_min,
+                y_max,
+            )
+        )
 
         keep = split[segment]
         goes_right = Xe[np.arange(rows.size), feature[segment]] > threshold[segment]
@@ -240,6 +267,7 @@ def _grow_forest(X: np.ndarray, y: np.ndarray, counts: np.ndarray | None, n_tree
 # --------------------------------------------------------------------------------------
 # Hierarchical Gaussian prior and exact belief propagation.
 # --------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Hyper:
@@ -274,8 +302,13 @@ def _hyperparameters(nodes: _Nodes, n_trees: int, n_features: int) -> _Hyper:
     sigma_y2 = np.where(degenerate, 1.0, sigma_y2)
     sigma_h2 = np.where(degenerate, 1.0, sigma_h2)
     gamma = np.where(degenerate, 1.0, gamma)
-    return _Hyper(mu=nodes.mean[root], sigma_y2=sigma_y2, sigma_h2=sigma_h2, gamma=gamma,
-                  degenerate=degenerate)
+    return _Hyper(
+        mu=nodes.mean[root],
+        sigma_y2=sigma_y2,
+        sigma_h2=sigma_h2,
+        gamma=gamma,
+        degenerate=degenerate,
+    )
 
 
 @dataclass
@@ -344,8 +377,10 @@ def _belief_propagation(nodes: _Nodes, hyper: _Hyper) -> _Posterior:
         inner = ~leaf[level]
         parent, precision_parent = level[inner], precision_prior[inner]
         weighted_parent = mean_prior[inner] * precision_parent
-        for child, sibling in ((nodes.left[parent], nodes.right[parent]),
-                               (nodes.right[parent], nodes.left[parent])):
+        for child, sibling in (
+            (nodes.left[parent], nodes.right[parent]),
+            (nodes.right[parent], nodes.left[parent]),
+        ):
             precision_sibling = 1.0 / vU[sibling]
             vA[child] = 1.0 / (precision_parent + precision_sibling)
             mA[child] = (weighted_parent + mU[sibling] * precision_sibling) * vA[child]
@@ -379,9 +414,19 @@ def _truncated_exponential_mean(eta: np.ndarray, span: np.ndarray) -> np.ndarray
     return out
 
 
-def _exact_component(t: _Values, tau_parent: _Values, tau: _Values, mA: _Values, vA: _Values,
-                     mL: _Values, vL: _Values, sigma_h2: _Values, sigma_y2: _Values,
-                     gamma: _Values, lifetime: float) -> tuple[np.ndarray, np.ndarray]:
+def _exact_component(
+    t: _Values,
+    tau_parent: _Values,
+    tau: _Values,
+    mA: _Values,
+    vA: _Values,
+    mL: _Values,
+    vL: _Values,
+    sigma_h2: _Values,
+    sigma_y2: _Values,
+    gamma: _Values,
+    lifetime: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Predictive (mean, variance) of a new leaf holding ``x``, cut off above node j at time t.
 
     The cut creates a node between ``j``'s parent and ``j``, at time
@@ -438,8 +483,9 @@ class _Arrays:
     constant: np.ndarray
 
 
-def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | None, mode: str,
-                       lifetime: float) -> _Arrays:
+def _prediction_arrays(
+    nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | None, mode: str, lifetime: float
+) -> _Arrays:
     n = nodes.tree.size
     tree = nodes.tree
     leaf = nodes.is_leaf
@@ -459,16 +505,24 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
         gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
         # Constants of the sigmoid differences (see _bayes_components).
         e_parent = np.exp(-gamma * tau_parent)
-        fields = {"gamma": gamma, "e_parent": e_parent,
-                  "c_down": sigma_h2 * e_parent / (1.0 + e_parent)}
+        fields = {
+            "gamma": gamma,
+            "e_parent": e_parent,
+            "c_down": sigma_h2 * e_parent / (1.0 + e_parent),
+        }
         # The noise variance sigma_y2 is part of every component, so it is
         # added once per tree instead (see _Arrays.noise).
         if mode == "reference":
             fields.update(mean=posterior.mQ, var=posterior.vQ)
         else:
-            fields.update(mA=posterior.mA, vA=posterior.vA, mL=posterior.mL, vL=posterior.vL,
-                          c_up=sigma_h2 / (1.0 + np.exp(-gamma * nodes.tau)),
-                          c_life=sigma_h2 / (1.0 + np.exp(-gamma * lifetime)))
+            fields.update(
+                mA=posterior.mA,
+                vA=posterior.vA,
+                mL=posterior.mL,
+                vL=posterior.vL,
+                c_up=sigma_h2 / (1.0 + np.exp(-gamma * nodes.tau)),
+                c_life=sigma_h2 / (1.0 + np.exp(-gamma * lifetime)),
+            )
             if math.isfinite(lifetime):
                 fields["lifetime_gap"] = gamma * (lifetime - tau_parent)
         leaf_mean, leaf_second = posterior.mQ, posterior.vQ + posterior.mQ**2
@@ -492,20 +546,32 @@ def _prediction_arrays(nodes: _Nodes, hyper: _Hyper, posterior: _Posterior | Non
         return np.r_[values, np.full(1, fill, values.dtype)][order]
 
     return _Arrays(
-        left=renumber[left[order]], feature=extend(nodes.feature).astype(np.intp),
+        left=renumber[left[order]],
+        feature=extend(nodes.feature).astype(np.intp),
         threshold=np.r_[nodes.threshold, np.inf][order],
-        parent=renumber[np.r_[nodes.parent, n][order]], leaf=extend(leaf),
-        box=np.ascontiguousarray(box[order]), span=extend(span),
+        parent=renumber[np.r_[nodes.parent, n][order]],
+        leaf=extend(leaf),
+        box=np.ascontiguousarray(box[order]),
+        span=extend(span),
         # (ones keep the sentinel's components finite; its weight is 0)
         fields={key: extend(value, 1) for key, value in fields.items()},
-        leaf_mean=extend(leaf_mean), leaf_second=extend(leaf_second),
-        root=new_id[np.arange(n_trees)], shift=hyper.mu,
+        leaf_mean=extend(leaf_mean),
+        leaf_second=extend(leaf_second),
+        root=new_id[np.arange(n_trees)],
+        shift=hyper.mu,
         noise=np.zeros(n_trees) if mode == "skgarden" else hyper.sigma_y2,
-        constant=hyper.degenerate & (mode != "skgarden"))
+        constant=hyper.degenerate & (mode != "skgarden"),
+    )
 
 
-def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.ndarray,
-                      eta: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _bayes_components(
+    fields: dict,
+    mode: str,
+    finite_lifetime: bool,
+    node: np.ndarray,
+    eta: np.ndarray,
+    span: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Component (mean about the shift, second moment) of a cut at each point's node.
 
     Leaves out the noise variance ``sigma_y2``, which every component has.
@@ -548,8 +614,7 @@ def _bayes_components(fields: dict, mode: str, finite_lifetime: bool, node: np.n
     return mean, variance + mean**2
 
 
-def _find_leaves(arrays: _Arrays, node: np.ndarray, X: np.ndarray, point: np.ndarray
-                 ) -> np.ndarray:
+def _find_leaves(arrays: _Arrays, node: np.ndarray, X: np.ndarray, point: np.ndarray) -> np.ndarray:
     """Route (tree, point) pairs from ``node`` (their roots) to their leaves.
 
     ``X`` is the block of points, ``point`` each pair's row in it.
@@ -596,23 +661,37 @@ class _Climbers:
 
     @classmethod
     def concatenate(cls, parts: list) -> _Climbers:
-        return cls(*(np.concatenate(column) for column in
-                     zip(*((p.node, p.first, p.second, p.index, p.rows) for p in parts))))
+        return cls(
+            *(
+                np.concatenate(column)
+                for column in zip(*((p.node, p.first, p.second, p.index, p.rows) for p in parts))
+            )
+        )
 
 
-def _start_climb(arrays: _Arrays, mode: str, leaves: np.ndarray, index: np.ndarray,
-                 rows: np.ndarray) -> _Climbers:
+def _start_climb(
+    arrays: _Arrays, mode: str, leaves: np.ndarray, index: np.ndarray, rows: np.ndarray
+) -> _Climbers:
     """Pairs at their leaves, about to climb."""
     # skgarden: the leaf takes the mass left over and cuts start at its
     # parent; the Bayesian modes let the leaf cut too.
     node = arrays.parent.take(leaves) if mode == "skgarden" else leaves
-    return _Climbers(node, arrays.leaf_mean.take(leaves), arrays.leaf_second.take(leaves),
-                     index, rows)
+    return _Climbers(
+        node, arrays.leaf_mean.take(leaves), arrays.leaf_second.take(leaves), index, rows
+    )
 
 
-def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, pairs: _Climbers,
-           out_first: np.ndarray, out_second: np.ndarray, work: np.ndarray, zeros: np.ndarray,
-           hand_back: int = 0) -> _Climbers | None:
+def _climb(
+    arrays: _Arrays,
+    mode: str,
+    finite_lifetime: bool,
+    pairs: _Climbers,
+    out_first: np.ndarray,
+    out_second: np.ndarray,
+    work: np.ndarray,
+    zeros: np.ndarray,
+    hand_back: int = 0,
+) -> _Climbers | None:
     """A tree's mixture moments for (tree, point) pairs, from their leaves upwards.
 
     The mixture over a path is evaluated from the bottom in Horner form: the
@@ -631,8 +710,13 @@ def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, pairs: _Climbers,
     ``pairs.rows``, the latter all zeros.
     """
     box, span, parent, fields = arrays.box, arrays.span, arrays.parent, arrays.fields
-    node, first, second, index, rows = (pairs.node, pairs.first, pairs.second, pairs.index,
-                                        pairs.rows)
+    node, first, second, index, rows = (
+        pairs.node,
+        pairs.first,
+        pairs.second,
+        pairs.index,
+        pairs.rows,
+    )
     # skgarden mode sums the distances with a minus sign, which saves a
     # negation before the exponential.
     ones = np.full(rows.shape[1], -1.0 if mode == "skgarden" else 1.0)
@@ -689,8 +773,9 @@ def _climb(arrays: _Arrays, mode: str, finite_lifetime: bool, pairs: _Climbers,
                 return _Climbers(node, first, second, index, rows)
 
 
-def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray,
-                   X: np.ndarray) -> MixtureMoments:
+def _predict_trees(
+    arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray, X: np.ndarray
+) -> MixtureMoments:
     """Mixture moments over ``trees`` at the points ``X``."""
     n = X.shape[0]
     moments = MixtureMoments(n)
@@ -706,12 +791,12 @@ def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.
     # Results of _BATCH trees at a time; their climbs' last pairs finish together.
     batch = max(group, _BATCH)
     for b in range(0, trees.size, batch):
-        members = trees[b:b + batch]
+        members = trees[b : b + batch]
         first = np.empty(members.size * n)
         second = np.empty(members.size * n)
         stragglers = []
         for g in range(0, members.size, group):
-            walkers = members[g:g + group]
+            walkers = members[g : g + group]
             slots = np.arange(g, g + walkers.size)
             for start in range(0, n, block):
                 stop = min(start + block, n)
@@ -728,8 +813,11 @@ def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.
                     stragglers.append(rest)
         if stragglers:
             pairs = _Climbers.concatenate(stragglers)
-            scratch = (work, zeros) if pairs.node.size <= work.shape[0] else (
-                np.empty_like(pairs.rows), np.zeros_like(pairs.rows))
+            scratch = (
+                (work, zeros)
+                if pairs.node.size <= work.shape[0]
+                else (np.empty_like(pairs.rows), np.zeros_like(pairs.rows))
+            )
             _climb(*args, pairs, first, second, *scratch)
         first = first.reshape(members.size, n)
         second = second.reshape(members.size, n)
@@ -742,6 +830,7 @@ def _predict_trees(arrays: _Arrays, mode: str, finite_lifetime: bool, trees: np.
 # --------------------------------------------------------------------------------------
 # The surrogate.
 # --------------------------------------------------------------------------------------
+
 
 class MondrianForestSurrogate(Surrogate):
     """Mondrian forest regression with a predictive variance that grows away from the data.
@@ -833,10 +922,18 @@ class MondrianForestSurrogate(Surrogate):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, n_estimators: int = 100, *, mode: str = "skgarden",
-                 lifetime: float = math.inf, min_samples_split: int = 2,
-                 max_depth: int | None = None, bootstrap: bool = False,
-                 n_jobs: int | None = None, random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        mode: str = "skgarden",
+        lifetime: float = math.inf,
+        min_samples_split: int = 2,
+        max_depth: int | None = None,
+        bootstrap: bool = False,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.mode = mode
         self.lifetime = lifetime
@@ -853,24 +950,42 @@ class MondrianForestSurrogate(Surrogate):
         lifetime = float(self.lifetime)
         counts = None
         if self.bootstrap:
-            counts = rng.multinomial(n_samples, np.full(n_samples, 1.0 / n_samples),
-                                     size=n_trees)
-        nodes = _grow_forest(X, y, counts, n_trees, rng, lifetime, int(self.min_samples_split),
-                             self.max_depth, stop_pure=self.mode == "skgarden")
+            counts = rng.multinomial(n_samples, np.full(n_samples, 1.0 / n_samples), size=n_trees)
+        nodes = _grow_forest(
+            X,
+            y,
+            counts,
+            n_trees,
+            rng,
+            lifetime,
+            int(self.min_samples_split),
+            self.max_depth,
+            stop_pure=self.mode == "skgarden",
+        )
         hyper = _hyperparameters(nodes, n_trees, n_features)
         posterior = None if self.mode == "skgarden" else _belief_propagation(nodes, hyper)
         self._nodes, self._hyper, self._posterior = nodes, hyper, posterior
         self._arrays = _prediction_arrays(nodes, hyper, posterior, self.mode, lifetime)
         self.n_nodes_ = int(nodes.tree.size)
         self.max_depth_ = int(nodes.depth.max())
-        self.hyperparameters_ = {"mu": hyper.mu, "sigma_y2": hyper.sigma_y2,
-                                 "sigma_h2": hyper.sigma_h2, "gamma": hyper.gamma}
+        self.hyperparameters_ = {
+            "mu": hyper.mu,
+            "sigma_y2": hyper.sigma_y2,
+            "sigma_h2": hyper.sigma_h2,
+            "gamma": hyper.gamma,
+        }
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
-        accumulate = partial(_predict_trees, self._arrays, self.mode,
-                             math.isfinite(self.lifetime), X=np.ascontiguousarray(X))
+        accumulate = partial(
+            _predict_trees,
+            self._arrays,
+            self.mode,
+            math.isfinite(self.lifetime),
+            X=np.ascontiguousarray(X),
+        )
         # One BLAS thread: the only BLAS call is a (points x 2D) matrix-vector
         # product, which threads slow down on a shared machine.
         with threadpool_limits(limits=1, user_api="blas"):
-            return threaded_mixture_moments(accumulate, np.arange(self._arrays.root.size),
-                                            self.n_jobs)
+            return threaded_mixture_moments(
+                accumulate, np.arange(self._arrays.root.size), self.n_jobs
+            )

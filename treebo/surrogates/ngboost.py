@@ -26,8 +26,11 @@ try:
     from ngboost.distns import Normal, RegressionDistn
     from ngboost.scores import LogScore
 except ImportError as _error:  # an optional dependency: say which extra brings it
-    raise ImportError(f"treebo.surrogates.ngboost needs ngboost ({_error}); install it "
-                      "with: pip install 'treebo[ngboost]'", name=_error.name) from _error
+    raise ImportError(
+        f"treebo.surrogates.ngboost needs ngboost ({_error}); install it "
+        "with: pip install 'treebo[ngboost]'",
+        name=_error.name,
+    ) from _error
 
 from .base import RANDOM_STATE, Prediction, Surrogate
 
@@ -140,9 +143,16 @@ class NGBoostSurrogate(Surrogate):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, n_estimators: int = 100, *, learning_rate: float = 0.02,
-                 max_depth: int = 3, min_samples_leaf: int = 1, minibatch_frac: float = 1.0,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        learning_rate: float = 0.02,
+        max_depth: int = 3,
+        min_samples_leaf: int = 1,
+        minibatch_frac: float = 1.0,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -163,21 +173,32 @@ class NGBoostSurrogate(Surrogate):
             fraction = 1.0
         # A seeded tree: DecisionTreeRegressor permutes features even with
         # max_features=None, and the library's default learner is unseeded.
-        base = DecisionTreeRegressor(criterion="squared_error", max_depth=int(self.max_depth),
-                                     min_samples_leaf=int(self.min_samples_leaf),
-                                     random_state=tree_seed)
-        model = NGBRegressor(Dist=_Normal, Score=LogScore, Base=base, natural_gradient=True,
-                             n_estimators=int(self.n_estimators),
-                             learning_rate=float(self.learning_rate),
-                             minibatch_frac=fraction, col_sample=1.0, verbose=False,
-                             random_state=batch_seed).fit(X, z)
+        base = DecisionTreeRegressor(
+            criterion="squared_error",
+            max_depth=int(self.max_depth),
+            min_samples_leaf=int(self.min_samples_leaf),
+            random_state=tree_seed,
+        )
+        model = NGBRegressor(
+            Dist=_Normal,
+            Score=LogScore,
+            Base=base,
+            natural_gradient=True,
+            n_estimators=int(self.n_estimators),
+            learning_rate=float(self.learning_rate),
+            minibatch_frac=fraction,
+            col_sample=1.0,
+            verbose=False,
+            random_state=batch_seed,
+        ).fit(X, z)
         self.model_ = model
         # Per stage and parameter: the leaf values of the tree already scaled
         # by -learning_rate * rho_m, so prediction is a sum of table look-ups.
         step = -float(self.learning_rate)
         self._stages = [
             [(tree.tree_, step * rho * tree.tree_.value[:, 0, 0]) for tree in trees]
-            for trees, rho in zip(model.base_models, model.scalings)]
+            for trees, rho in zip(model.base_models, model.scalings)
+        ]
         self._theta0 = np.asarray(model.init_params, dtype=np.float64)
 
     def _predict_standardized(self, X: np.ndarray) -> Prediction:
@@ -190,5 +211,4 @@ class NGBoostSurrogate(Surrogate):
             loc += loc_values[loc_tree.apply(X32)]
             log_scale += scale_values[scale_tree.apply(X32)]
         aleatoric = np.exp(2.0 * log_scale)
-        return Prediction(mean=loc, variance=aleatoric, epistemic=np.zeros(n),
-                          aleatoric=aleatoric)
+        return Prediction(mean=loc, variance=aleatoric, epistemic=np.zeros(n), aleatoric=aleatoric)

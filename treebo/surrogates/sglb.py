@@ -83,8 +83,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._oblivious import MAX_DEPTH, ObliviousGrower, fit_borders, leaf_index, quantize
 from .base import RANDOM_STATE, Prediction, Surrogate, mixture_moments
 
-__all__ = ["VirtualSGLBSurrogate", "CyclicalSGLBSurrogate", "CyclicalBootstrapSGLBSurrogate",
-           "cyclical_gradient_scale"]
+__all__ = [
+    "VirtualSGLBSurrogate",
+    "CyclicalSGLBSurrogate",
+    "CyclicalBootstrapSGLBSurrogate",
+    "cyclical_gradient_scale",
+]
 
 #: Range of ``log sigma`` on standardized targets (see the module docstring).
 LOG_SIGMA_RANGE = (-5.0, 1.0)
@@ -92,8 +96,9 @@ LOG_SIGMA_RANGE = (-5.0, 1.0)
 NOISE_SCALES = ("posterior", "catboost")
 
 
-def cyclical_gradient_scale(n_estimators: int, cycle_length: int, alpha_max: float,
-                            alpha_min: float) -> np.ndarray:
+def cyclical_gradient_scale(
+    n_estimators: int, cycle_length: int, alpha_max: float, alpha_min: float
+) -> np.ndarray:
     """The cosine gradient scaler of cyclical SGLB (Tan et al. 2023, eq. 7).
 
     Parameters
@@ -128,8 +133,9 @@ class _SGLB(Surrogate):
         "random_state": RANDOM_STATE,
     }
 
-    def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
-                              ) -> Iterator[float | np.ndarray]:
+    def _gradient_multipliers(
+        self, n_samples: int, rng: np.random.Generator
+    ) -> Iterator[float | np.ndarray]:
         """Per iteration, a scalar or an (n_samples,) array multiplying the gradients."""
         raise NotImplementedError
 
@@ -143,13 +149,14 @@ class _SGLB(Surrogate):
         gamma = 0.5 / n_samples if self.shrink_rate is None else float(self.shrink_rate)
         shrink = 1.0 - gamma * eps
         if not 0.0 < shrink <= 1.0:
-            raise ValueError("shrink_rate * learning_rate must be in [0, 1), got "
-                             f"{gamma * eps!r}")
-        beta = float(n_samples if self.diffusion_temperature is None
-                     else self.diffusion_temperature)
+            raise ValueError(f"shrink_rate * learning_rate must be in [0, 1), got {gamma * eps!r}")
+        beta = float(
+            n_samples if self.diffusion_temperature is None else self.diffusion_temperature
+        )
         # Per-object noise variance; see noise_scale in the class docstring.
-        kappa = math.sqrt((2.0 * n_samples if self.noise_scale == "posterior" else 2.0)
-                          / (eps * beta))
+        kappa = math.sqrt(
+            (2.0 * n_samples if self.noise_scale == "posterior" else 2.0) / (eps * beta)
+        )
         return eps, shrink, kappa
 
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -305,14 +312,24 @@ class VirtualSGLBSurrogate(_SGLB):
 {_ATTRIBUTES_DOC}
     """
 
-    _parameter_constraints: dict = {**_SGLB._parameter_constraints,
-                                    "n_members": [Interval(Integral, 1, None, closed="left")]}
+    _parameter_constraints: dict = {
+        **_SGLB._parameter_constraints,
+        "n_members": [Interval(Integral, 1, None, closed="left")],
+    }
 
-    def __init__(self, n_estimators: int = 1000, *, n_members: int = 10,
-                 learning_rate: float = 0.1, depth: int = 4, l2_leaf_reg: float = 3.0,
-                 noise_scale: str = "posterior",
-                 diffusion_temperature: float | None = None, shrink_rate: float | None = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 1000,
+        *,
+        n_members: int = 10,
+        learning_rate: float = 0.1,
+        depth: int = 4,
+        l2_leaf_reg: float = 3.0,
+        noise_scale: str = "posterior",
+        diffusion_temperature: float | None = None,
+        shrink_rate: float | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.n_members = n_members
         self.learning_rate = learning_rate
@@ -326,13 +343,15 @@ class VirtualSGLBSurrogate(_SGLB):
     def _member_iterations(self) -> np.ndarray:
         n_members, n_estimators = int(self.n_members), int(self.n_estimators)
         if n_estimators < 2 * n_members:
-            raise ValueError(f"n_estimators must be at least 2 * n_members = {2 * n_members}, "
-                             f"got {n_estimators}")
+            raise ValueError(
+                f"n_estimators must be at least 2 * n_members = {2 * n_members}, got {n_estimators}"
+            )
         step = n_estimators // (2 * n_members)
         return n_estimators - step * np.arange(n_members - 1, -1, -1)
 
-    def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
-                              ) -> Iterator[float | np.ndarray]:
+    def _gradient_multipliers(
+        self, n_samples: int, rng: np.random.Generator
+    ) -> Iterator[float | np.ndarray]:
         while True:
             yield 1.0
 
@@ -356,11 +375,13 @@ class _CyclicalParams:
     def _check_cycle(self) -> tuple[int, int]:
         n_estimators, cycle = int(self.n_estimators), int(self.cycle_length)
         if cycle > n_estimators:
-            raise ValueError(f"cycle_length must be at most n_estimators = {n_estimators}, "
-                             f"got {cycle}")
+            raise ValueError(
+                f"cycle_length must be at most n_estimators = {n_estimators}, got {cycle}"
+            )
         if self.alpha_min > self.alpha_max:
-            raise ValueError(f"alpha_min must be at most alpha_max = {self.alpha_max!r}, "
-                             f"got {self.alpha_min!r}")
+            raise ValueError(
+                f"alpha_min must be at most alpha_max = {self.alpha_max!r}, got {self.alpha_min!r}"
+            )
         return n_estimators, cycle
 
     def _member_iterations(self) -> np.ndarray:
@@ -370,8 +391,9 @@ class _CyclicalParams:
 
     def _scales(self) -> np.ndarray:
         n_estimators, cycle = self._check_cycle()
-        return cyclical_gradient_scale(n_estimators, cycle, float(self.alpha_max),
-                                       float(self.alpha_min))
+        return cyclical_gradient_scale(
+            n_estimators, cycle, float(self.alpha_max), float(self.alpha_min)
+        )
 
 
 class CyclicalSGLBSurrogate(_CyclicalParams, _SGLB):
@@ -402,11 +424,21 @@ class CyclicalSGLBSurrogate(_CyclicalParams, _SGLB):
 {_ATTRIBUTES_DOC}
     """
 
-    def __init__(self, n_estimators: int = 1000, *, cycle_length: int = 100,
-                 alpha_max: float = 5.0, alpha_min: float = 1.0, learning_rate: float = 0.1,
-                 depth: int = 4, l2_leaf_reg: float = 3.0, noise_scale: str = "posterior",
-                 diffusion_temperature: float | None = None, shrink_rate: float | None = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 1000,
+        *,
+        cycle_length: int = 100,
+        alpha_max: float = 5.0,
+        alpha_min: float = 1.0,
+        learning_rate: float = 0.1,
+        depth: int = 4,
+        l2_leaf_reg: float = 3.0,
+        noise_scale: str = "posterior",
+        diffusion_temperature: float | None = None,
+        shrink_rate: float | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.cycle_length = cycle_length
         self.alpha_max = alpha_max
@@ -419,8 +451,9 @@ class CyclicalSGLBSurrogate(_CyclicalParams, _SGLB):
         self.shrink_rate = shrink_rate
         self.random_state = random_state
 
-    def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
-                              ) -> Iterator[float | np.ndarray]:
+    def _gradient_multipliers(
+        self, n_samples: int, rng: np.random.Generator
+    ) -> Iterator[float | np.ndarray]:
         yield from (float(a) for a in self._scales())
 
 
@@ -459,13 +492,23 @@ class CyclicalBootstrapSGLBSurrogate(_CyclicalParams, _SGLB):
         "bootstrap_probability": [Interval(Real, 0, 1, closed="right")],
     }
 
-    def __init__(self, n_estimators: int = 1000, *, cycle_length: int = 100,
-                 alpha_max: float = 5.0, alpha_min: float = 1.0,
-                 exploration_fraction: float = 0.8, bootstrap_probability: float = 0.6,
-                 learning_rate: float = 0.1, depth: int = 4, l2_leaf_reg: float = 3.0,
-                 noise_scale: str = "posterior",
-                 diffusion_temperature: float | None = None, shrink_rate: float | None = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_estimators: int = 1000,
+        *,
+        cycle_length: int = 100,
+        alpha_max: float = 5.0,
+        alpha_min: float = 1.0,
+        exploration_fraction: float = 0.8,
+        bootstrap_probability: float = 0.6,
+        learning_rate: float = 0.1,
+        depth: int = 4,
+        l2_leaf_reg: float = 3.0,
+        noise_scale: str = "posterior",
+        diffusion_temperature: float | None = None,
+        shrink_rate: float | None = None,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.cycle_length = cycle_length
         self.alpha_max = alpha_max
@@ -480,8 +523,9 @@ class CyclicalBootstrapSGLBSurrogate(_CyclicalParams, _SGLB):
         self.shrink_rate = shrink_rate
         self.random_state = random_state
 
-    def _gradient_multipliers(self, n_samples: int, rng: np.random.Generator
-                              ) -> Iterator[float | np.ndarray]:
+    def _gradient_multipliers(
+        self, n_samples: int, rng: np.random.Generator
+    ) -> Iterator[float | np.ndarray]:
         eta, p = float(self.exploration_fraction), float(self.bootstrap_probability)
         cycle = int(self.cycle_length)
         mask = np.ones(n_samples)
