@@ -1,21 +1,8 @@
 """benchmarks/model_selection_goals.py: the verdict of the model-selection goal."""
 
-import importlib.util
-import sys
-from pathlib import Path
+from benchmark_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "model_selection_goals.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_model_selection_goals", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-goals = _load()
+goals = load_script("model_selection_goals.py")
 
 
 def _row(medians, n=10):

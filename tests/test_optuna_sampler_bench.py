@@ -1,26 +1,14 @@
 """benchmarks/optuna_sampler.py: the treebo sampler vs Optuna's TPE and GP samplers."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_script
 
 pytest.importorskip("optuna", reason="the benchmark needs Optuna: pip install 'treebo[optuna]'")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "optuna_sampler.py"
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_optuna_sampler", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script("optuna_sampler.py")
 
 
 def test_short_runs_record_resume_and_summarize(tmp_path, capsys):

@@ -1,21 +1,8 @@
 """benchmarks/parallel_speedup.py: the batch part's repeats are seeded apart."""
 
-import importlib.util
-import sys
-from pathlib import Path
+from benchmark_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "parallel_speedup.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_parallel_speedup", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script("parallel_speedup.py")
 
 
 def test_each_repeat_asks_from_its_own_seed_after_the_same_told_points():

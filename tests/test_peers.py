@@ -4,14 +4,12 @@ The peers' libraries come with ``pip install 'treebo[peers]'``; each slow test
 skips when its library is absent. The random peer needs nothing extra.
 """
 
-import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_script
 
 from treebo import Optimizer, minimize
 from treebo.bench import (
@@ -28,23 +26,7 @@ from treebo.bench import (
 from treebo.problems import Problem, available_problems, paper_case_seed
 from treebo.space import Binary, Categorical, Integer, Real
 
-PEERS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "peers"
-
-
-def _load_peers():
-    # benchmarks/ is not an installed package: load the folder as a package of its own.
-    spec = importlib.util.spec_from_file_location(
-        "treebo_benchmarks_peers",
-        PEERS_DIR / "__init__.py",
-        submodule_search_locations=[str(PEERS_DIR)],
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-peers = _load_peers()
+peers = load_script("peers/__init__.py")
 
 
 def check_record(record, problem_name, peer, seed, n_calls):

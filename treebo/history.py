@@ -310,6 +310,46 @@ class History:
         self.trials.append(trial)
         self._n_pending += trial.status == "pending"
 
+    def add_point(
+        self,
+        encoded: np.ndarray,
+        origin: str,
+        fit_time: float = 0.0,
+        acq_time: float = 0.0,
+        seed: int | None = None,
+    ) -> Trial:
+        """Add a pending trial at an encoded point, decoded for the user, asked now.
+
+        Parameters
+        ----------
+        encoded : ndarray of shape (n_columns,)
+        origin : str
+            What proposed it (see :class:`Trial`).
+        fit_time, acq_time : float, default 0.0
+            Seconds spent fitting the surrogate and maximizing the acquisition.
+        seed : int, optional
+            The surrogate's seed, for a model-based proposal.
+
+        Returns
+        -------
+        Trial
+        """
+        # A copy: ``encoded`` may be a row of the candidate pool, and a view
+        # would keep the whole pool (tens of MB) alive for as long as the trial.
+        encoded = encoded.copy()
+        trial = Trial(
+            number=len(self.trials),
+            x=self.space.decode(encoded[None, :])[0],
+            x_encoded=encoded,
+            origin=origin,
+            fit_time=fit_time,
+            acq_time=acq_time,
+            asked_at=time.time(),
+            seed=seed,
+        )
+        self.append(trial)
+        return trial
+
     def truncate(self, n: int) -> None:
         """Forget the pending trials numbered ``n`` and above (an ask that failed)."""
         dropped = self.trials[n:]
@@ -411,6 +451,42 @@ class History:
             if _same_point(trial.x, x) or np.array_equal(trial.x_encoded, encoded):
                 return trial
         return None
+
+    def result(self, *, surrogate: str, random_state: Any, direction: str) -> OptimizeResult:
+        """The told trials as an :class:`OptimizeResult`, in the objective's direction.
+
+        Parameters
+        ----------
+        surrogate : str
+            The surrogate's name, reported with the result.
+        random_state : int, Generator or None
+            The study's seed, reported with the result.
+        direction : {"minimize", "maximize"}
+            A maximized study holds negated values; the result has the objective's own.
+
+        Returns
+        -------
+        OptimizeResult
+        """
+        told = self.told_columns()
+        best = told.best
+        sign = -1.0 if direction == "maximize" else 1.0
+        return OptimizeResult(
+            x=best.x if best else None,
+            fun=sign * best.value if best is not None and best.value is not None else math.nan,
+            x_iters=list(told.x),
+            func_vals=told.column(0) if sign > 0 else -told.column(0),
+            statuses=list(told.status),
+            errors=list(told.error),
+            fit_time=told.column(1),
+            acq_time=told.column(2),
+            space=self.space,
+            n_failed=told.n_failed,
+            surrogate=surrogate,
+            random_state=random_state,
+            direction=direction,
+            message="",
+        )
 
     def encoded(self) -> np.ndarray:
         """Every trial's encoded point, shape (n_trials, n_columns); a view, do not change it."""

@@ -1,31 +1,16 @@
-"""The ask/tell optimizer.
+"""The ask/tell optimizer: composes a study's parts and owns nothing else.
 
-One iteration (``Optimizer.ask``): encode every evaluated point, turn the
-values into targets (failed evaluations take the worst finite value;
-:mod:`treebo.targets`), and let the proposal pipeline (:mod:`treebo.proposal`)
-take the step its schedule names: fit a model, score candidates by the
-acquisition and pick the best that has not been evaluated or proposed yet;
-it is decoded to a user-facing point.
-
-Points asked but not told yet (*pending*) are shown to the surrogate with a
-made-up value, the constant liar (``strategy=``), so that a batch of points,
-or a point asked while others are being evaluated, spreads out instead of
-piling up on the same spot. Every ask and tell is a transaction recorded in
-a :class:`~treebo.storage.Storage`: in memory by default, in SQLite with
-``storage=path``, where a reopened study resumes where it stopped.
+The trials live in a :class:`~treebo.history.History`, the first points in an
+:class:`~treebo.initial_design.InitialDesign`, the random streams in
+:class:`~treebo.random_streams.RandomStreams`, the way a point is proposed in
+a :class:`~treebo.proposal.ProposalPipeline`, and every ask and tell is a
+transaction with a :class:`~treebo.storage.Storage`.
 :func:`~treebo.loop.minimize` drives an optimizer in a loop.
-
-The optimizer composes the pieces and owns nothing else: the trials live in
-a :class:`~treebo.history.History`, the random streams in
-:class:`~treebo.random_streams.RandomStreams`, the candidate scoring in an
-:class:`~treebo.acquisition.AcquisitionMaximizer`.
 """
 
 from __future__ import annotations
 
 import copy
-import logging
-import math
 import os
 import time
 from typing import Any
@@ -33,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_choice, check_int
-from .acquisition import sobol_candidates
 from .history import History, OptimizeResult, Trial, as_value
+from .initial_design import INITIAL_DESIGNS, InitialDesign
 from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
+from .resume import RESUME_PENDING, PendingRetries
 from .space import Space, SpaceExhausted
 from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
 from .surrogates import Surrogate, as_surrogate
@@ -44,19 +30,11 @@ from .targets import Y_TRANSFORMS, check_failure_value, check_strategy
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
 
-logger = logging.getLogger("treebo")
-
-#: What reopening a storage does with trials a dead run left pending.
-RESUME_PENDING = ("retry", "fail", "keep")
+#: The keyword arguments of :class:`Optimizer` that configure its proposal pipeline.
+PIPELINE_SETTINGS = frozenset(ProposalPipeline.setting_names())
 
 #: What a study does with the objective's values.
 DIRECTIONS = ("minimize", "maximize")
-
-#: How many times ``resume_pending="retry"`` offers one pending trial again
-#: across resumes. A point whose evaluation kills the process (a segfault, the
-#: out-of-memory killer) would otherwise crash every resume, since it is
-#: offered first each time; after this many offers it is recorded as failed.
-MAX_RESUME_OFFERS = 2
 
 
 class Optimizer:
@@ -73,9 +51,8 @@ class Optimizer:
         Points from the initial design before the surrogate is used. Points
         told without being asked count toward it.
     initial_design : {"sobol", "random"}, default "sobol"
-        Scrambled Sobol or uniformly random initial points. The design depends
-        only on the space, ``n_initial_points`` and ``random_state``, so runs
-        with different surrogates and the same seed share it.
+        Scrambled Sobol or uniformly random initial points
+        (:class:`~treebo.initial_design.InitialDesign`).
     surrogate_params : dict, optional
         Parameters passed to :func:`~treebo.surrogates.make_surrogate` when
         ``surrogate`` is a name.
@@ -85,62 +62,41 @@ class Optimizer:
     n_candidates, local_search, n_local_candidates, n_jump_candidates, n_local_centers, \
 local_center_spacing
         The candidate pool of an ask: :class:`~treebo.proposal.CandidatePool`.
-    distance_variance, explore_length, jump_distance
-        Settings of the refinement, jump and exploration steps:
-        :class:`~treebo.proposal.RefineStep`, :class:`~treebo.proposal.JumpStep`
-        and :class:`~treebo.proposal.ExploreStep`.
+    distance_variance, explore_length, jump_distance, n_box_candidates, max_halvings
+        Settings of the refinement, jump, exploration and local steps:
+        :class:`~treebo.proposal.RefineStep`, :class:`~treebo.proposal.JumpStep`,
+        :class:`~treebo.proposal.ExploreStep` and :class:`~treebo.proposal.LocalStep`.
     explore_every, jump_every, local_steps
         Which step each proposal takes: :class:`~treebo.proposal.CycleSchedule`.
         By default, expected improvement over 50,000 Sobol candidates and
-        7,000 neighbours of the best points; for tree surrogates, every
-        fourth proposal is a jump step, every eighth an exploration step, and
-        the others local steps, a Gaussian process around the incumbent
-        (:class:`~treebo.proposal.LocalStep`): local, jump, local, local,
-        local, jump, local, explore. The GP surrogate refines on its own.
+        7,000 neighbours of the best points, and for tree surrogates the
+        cycle local, jump, local, local, local, jump, local, explore.
     failure_value : "worst" or float, default "worst"
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.
         Failed points are never proposed again either way.
     y_transform : {"auto", "log", "standardize"}, default "auto"
-        How values are turned into the surrogate's targets (see
-        :func:`transform_targets`). ``"log"`` spreads out the values near the
-        best one, which lets a tree ensemble resolve the region that matters;
-        ``"standardize"`` is the plain affine map, better for the GP, whose
-        smooth kernel fits the cusp ``"log"`` puts at the minimum badly.
-        ``"auto"`` takes ``"standardize"`` for smooth surrogates (the GP) and
-        ``"log"`` for everything else.
+        How values become the surrogate's targets
+        (:func:`~treebo.targets.transform_targets`); ``"auto"`` is
+        ``"standardize"`` for smooth surrogates (the GP), ``"log"`` for the others.
     random_state : int >= 0, numpy.random.Generator, numpy.random.RandomState or None
-        Makes the run reproducible: the same seed and the same told values
-        give the same proposals (a ``RandomState`` gives the run an int seed
-        drawn from it). It is split into three independent streams:
-        the initial design, the surrogate seeds and the acquisition
-        (candidates, tie-breaking, random fallbacks).
+        The same seed and the same told values give the same proposals
+        (:class:`~treebo.random_streams.RandomStreams`).
     storage : str, os.PathLike or Storage, optional
-        Where the study is recorded (see :mod:`treebo.storage`). A path is a
-        SQLite file that records every trial as soon as it is asked or told;
-        ``None`` keeps it in memory (:class:`~treebo.storage.InMemoryStorage`).
-        If the storage already holds a study, the optimizer resumes it: the
-        told trials are loaded (never evaluated again) and the random
-        streams continue from their saved states, so a resumed run proposes
-        what the uninterrupted run would have. The
-        space and every setting above must match the stored study
-        (:class:`~treebo.storage.StorageMismatchError` otherwise), and so
-        must ``random_state`` unless it is ``None``. Call :meth:`close` (or
-        use the optimizer as a context manager) to release the study.
-    resume_pending : {"retry", "fail"}, default "retry"
-        What to do with trials the previous run asked but never told:
-        ``"retry"`` offers them again from the next ``ask()``, before any
-        new point; ``"fail"`` records them as failed (they are then never
-        proposed again). A trial is offered again at most
-        ``MAX_RESUME_OFFERS`` (2) times, counted in the storage across
-        resumes (an offer whose evaluation ``minimize`` stopped for Ctrl-C
-        is not counted, see :meth:`mark_interrupted`); a trial still pending
-        after that (its evaluation may kill the process) is recorded as
-        failed with the reason when the study is next opened. ``"keep"``
-        leaves them pending, shown to the surrogate as constant lies and never
-        proposed again: for a study shared by processes that ask and tell on
-        their own (``treebo ask`` and ``treebo tell``), whose pending trials
-        are being evaluated elsewhere.
+        Where the study is recorded (:mod:`treebo.storage`): a path is a
+        SQLite file that commits every trial as soon as it is asked or told;
+        ``None`` keeps it in memory. A storage that holds a study resumes it:
+        told trials are never evaluated again, and a resumed run proposes
+        what the uninterrupted run would have. The space, every setting above
+        and ``random_state`` (unless ``None``) must match the stored study
+        (:class:`~treebo.storage.StorageMismatchError` otherwise). Call
+        :meth:`close`, or use the optimizer as a context manager, to release it.
+    resume_pending : {"retry", "fail", "keep"}, default "retry"
+        What a resumed study does with the trials the previous run asked but
+        never told: offer them again before any new point (at most
+        ``MAX_RESUME_OFFERS`` times, then they are failed), record them as
+        failed, or keep them pending for the processes evaluating them
+        (``treebo ask`` and ``treebo tell``); see :mod:`treebo.resume`.
     direction : {"minimize", "maximize"}, default "minimize"
         Whether low or high values are better. A maximized study models and
         records the negated values: ``trials``, the storage and
@@ -182,6 +138,8 @@ local_center_spacing
         jump_every: str | int = "auto",
         jump_distance: float = 0.25,
         local_steps: str | bool = "auto",
+        n_box_candidates: int = 1024,
+        max_halvings: int = 3,
         acq_optimizer: str = "auto",
         surrogate_params: dict | None = None,
         acquisition_params: dict | None = None,
@@ -196,24 +154,10 @@ local_center_spacing
         self._surrogate = as_surrogate(surrogate, surrogate_params)
         self.surrogate_name = surrogate if isinstance(surrogate, str) else type(surrogate).__name__
         self.pipeline = ProposalPipeline.from_settings(
-            acquisition,
-            acquisition_params,
-            acq_optimizer=acq_optimizer,
-            n_candidates=n_candidates,
-            local_search=local_search,
-            n_local_candidates=n_local_candidates,
-            n_jump_candidates=n_jump_candidates,
-            n_local_centers=n_local_centers,
-            local_center_spacing=local_center_spacing,
-            distance_variance=distance_variance,
-            explore_every=explore_every,
-            explore_length=explore_length,
-            jump_every=jump_every,
-            jump_distance=jump_distance,
-            local_steps=local_steps,
+            **{name: value for name, value in locals().items() if name in PIPELINE_SETTINGS}
         )
         self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
-        self.initial_design = check_choice(initial_design, "initial_design", ("sobol", "random"))
+        self.initial_design = check_choice(initial_design, "initial_design", INITIAL_DESIGNS)
         self.failure_value = check_failure_value(failure_value)
         self.y_transform = check_choice(y_transform, "y_transform", Y_TRANSFORMS)
         self.resume_pending = check_choice(resume_pending, "resume_pending", RESUME_PENDING)
@@ -221,18 +165,17 @@ local_center_spacing
         self.random_state = random_state
         self._streams = RandomStreams(random_state)
         self.storage = _as_storage(storage)
-        # Pending trials of a dead run, offered again by ask() before new points,
-        # and how often each trial was offered again so far (kept in the storage).
-        self._retry: list[int] = []
-        self._resume_offers: dict[str, int] = {}
         try:
             trials = self._open_study()
             design_rng = self._streams.design()
-            self._design = self._initial_design(design_rng)
+            self._design = InitialDesign(
+                self.space, self.n_initial_points, self.initial_design, design_rng
+            )
             self.history = History(
                 self.space, design_rng.standard_normal(self.space.n_columns), trials
             )
-            self._settle_pending()
+            for trial, error in self._retries.settle(self.trials, self.resume_pending):
+                self._tell_trial(trial, None, error=error)
         except BaseException:
             self.storage.close()
             raise
@@ -256,9 +199,7 @@ local_center_spacing
             yet, and each point already chosen for this batch) is shown to
             the surrogate with the minimum, mean or maximum of the complete
             values, and the surrogate is refitted before the next point is
-            chosen. With tree ensembles ``cl_min`` spreads a batch the most:
-            a worse lie beside the incumbent raises the leaf variance there,
-            and EI then favours the lie's neighbours (see docs/user_guide/parallel.md).
+            chosen (see the user guide's page on parallel evaluation).
 
         Returns
         -------
@@ -423,35 +364,18 @@ local_center_spacing
         trials : list of Trial
             Trials of this optimizer; those no longer pending are ignored.
         """
-        offers = dict(self._resume_offers)
-        for trial in trials:
-            key = str(trial.number)
-            if trial.status == "pending" and offers.get(key, 0) > 0:
-                offers[key] -= 1
-        if offers != self._resume_offers:
-            self.storage.record_ask([], {"resume_offers": offers})
-            self._resume_offers = offers
+        before = self._retries.state()
+        if self._retries.interrupted(trials):
+            try:
+                self.storage.record_ask([], {"resume_offers": self._retries.offers})
+            except BaseException:
+                self._retries.restore(before)
+                raise
 
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""
-        told = self.history.told_columns()
-        best = told.best
-        sign = -1.0 if self.direction == "maximize" else 1.0
-        return OptimizeResult(
-            x=best.x if best else None,
-            fun=sign * best.value if best is not None and best.value is not None else math.nan,
-            x_iters=list(told.x),
-            func_vals=told.column(0) if sign > 0 else -told.column(0),
-            statuses=list(told.status),
-            errors=list(told.error),
-            fit_time=told.column(1),
-            acq_time=told.column(2),
-            space=self.space,
-            n_failed=told.n_failed,
-            surrogate=self.surrogate_name,
-            random_state=self.random_state,
-            direction=self.direction,
-            message="",
+        return self.history.result(
+            surrogate=self.surrogate_name, random_state=self.random_state, direction=self.direction
         )
 
     def close(self) -> None:
@@ -471,24 +395,12 @@ local_center_spacing
         All or nothing: if anything fails (the surrogate, the storage), the
         history and the random streams are as they were before the call.
         """
-        n_before, retry_before = len(self.trials), list(self._retry)
-        offers_before = dict(self._resume_offers)
+        n_before, retries_before = len(self.trials), self._retries.state()
         streams_before = self._streams.states()
         try:
-            chosen: list[Trial] = []
-            while self._retry and len(chosen) < q:
-                trial = self.trials[self._retry.pop(0)]
+            chosen = self._retries.take(self.trials, q)
+            for trial in chosen:
                 trial.asked_at = time.time()
-                key = str(trial.number)  # JSON object keys are strings
-                self._resume_offers[key] = self._resume_offers.get(key, 0) + 1
-                logger.info(
-                    "offering trial %d again (%d of %d): it was pending when the "
-                    "previous run ended",
-                    trial.number,
-                    self._resume_offers[key],
-                    MAX_RESUME_OFFERS,
-                )
-                chosen.append(trial)
             if len(chosen) < q:
                 try:
                     chosen += self._propose_trials(q - len(chosen), strategy)
@@ -496,13 +408,12 @@ local_center_spacing
                     if not chosen:
                         raise
             state = self._streams.states()
-            if self._resume_offers != offers_before:
-                state["resume_offers"] = self._resume_offers
+            if self._retries.offers != retries_before[1]:
+                state["resume_offers"] = self._retries.offers
             self.storage.record_ask(chosen, state)
         except BaseException:
             self.history.truncate(n_before)
-            self._retry = retry_before
-            self._resume_offers = offers_before
+            self._retries.restore(retries_before)
             self._streams.restore(streams_before)
             raise
         return chosen
@@ -516,8 +427,7 @@ local_center_spacing
         if error is not None:
             failure = str(error)
         self.history.tell(trial, value, failure, eval_time, self.storage.record_tell)
-        if trial.number in self._retry:  # told without being offered again
-            self._retry.remove(trial.number)
+        self._retries.told(trial.number)
 
     # -- the study ----------------------------------------------------------------------
     def _settings(self) -> dict:
@@ -537,58 +447,17 @@ local_center_spacing
 
     def _open_study(self) -> list[Trial]:
         """Create the study in the storage, or check it is this one and load its trials."""
-        trials, self._resume_offers = open_study(
+        trials, offers = open_study(
             self.storage,
             self.space,
             self._settings(),
             self._streams,
             seed_given=self.random_state is not None,
         )
+        self._retries = PendingRetries(offers)
         return trials
 
-    def _settle_pending(self) -> None:
-        """Offer a resumed study's pending trials again, or fail them (``resume_pending``)."""
-        for trial in [t for t in self.trials if t.status == "pending"]:
-            offered = self._resume_offers.get(str(trial.number), 0)
-            if self.resume_pending == "keep":
-                continue
-            if self.resume_pending == "fail":
-                self._tell_trial(
-                    trial,
-                    None,
-                    error="abandoned: the run that asked for this "
-                    "point ended before telling its value",
-                )
-            elif offered >= MAX_RESUME_OFFERS:
-                logger.warning(
-                    "trial %d: offered again %d times and every run ended before "
-                    "telling its value; recorded as failed",
-                    trial.number,
-                    offered,
-                )
-                self._tell_trial(
-                    trial,
-                    None,
-                    error=(
-                        f"abandoned: offered again {offered} times after runs that ended before "
-                        "telling its value (does evaluating this point kill the process?)"
-                    ),
-                )
-            else:
-                self._retry.append(trial.number)
-
     # -- proposals ----------------------------------------------------------------------
-    def _initial_design(self, rng: np.random.Generator) -> np.ndarray:
-        n, width = self.n_initial_points, self.space.n_columns
-        if n == 0:
-            return np.empty((0, width))
-        raw = (
-            sobol_candidates(n, width, rng)
-            if self.initial_design == "sobol"
-            else rng.random((n, width))
-        )
-        return self.space.snap(raw)
-
     def _propose_trials(self, q: int, strategy: str) -> list[Trial]:
         """Append ``q`` new pending trials: the initial design's points while it
         lasts, then the pipeline's; fewer if a discrete space runs out."""
@@ -597,18 +466,13 @@ local_center_spacing
             while len(out) < q and (
                 len(self.trials) < self.n_initial_points or self.history.n_complete() == 0
             ):
-                design = self.history.unseen(self._design)
-                if len(design):
-                    out.append(self._append(design[0], "initial"))
-                else:
-                    out.append(
-                        self._append(
-                            self.pipeline.pool.random_point(
-                                self.space, self.history.unseen, self._streams.acquisition
-                            ),
-                            "random",
-                        )
-                    )
+                point, origin = self._design.next_point(
+                    self.history.unseen,
+                    lambda: self.pipeline.pool.random_point(
+                        self.space, self.history.unseen, self._streams.acquisition
+                    ),
+                )
+                out.append(self.history.add_point(point, origin))
             if len(out) < q:
                 seed = None
                 if self._surrogate.seeded:
@@ -630,7 +494,7 @@ local_center_spacing
                 ):
                     model = proposal.origin == "model"
                     out.append(
-                        self._append(
+                        self.history.add_point(
                             proposal.point,
                             proposal.origin,
                             proposal.fit_time,
@@ -642,30 +506,6 @@ local_center_spacing
             if not out:
                 raise
         return out
-
-    def _append(
-        self,
-        encoded: np.ndarray,
-        origin: str,
-        fit_time: float = 0.0,
-        acq_time: float = 0.0,
-        seed: int | None = None,
-    ) -> Trial:
-        # A copy: ``encoded`` may be a row of the candidate pool, and a view
-        # would keep the whole pool (tens of MB) alive for as long as the trial.
-        encoded = encoded.copy()
-        trial = Trial(
-            number=len(self.trials),
-            x=self.space.decode(encoded[None, :])[0],
-            x_encoded=encoded,
-            origin=origin,
-            fit_time=fit_time,
-            acq_time=acq_time,
-            asked_at=time.time(),
-            seed=seed,
-        )
-        self.history.append(trial)
-        return trial
 
 
 def _as_storage(storage: Any) -> Storage:

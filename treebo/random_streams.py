@@ -20,10 +20,14 @@ __all__ = ["RandomStreams"]
 class RandomStreams:
     """The seed of a run and its design, model and acquisition streams.
 
+    Three independent streams: the initial design, the surrogate seeds and the
+    acquisition (candidates, tie-breaking, random fallbacks).
+
     Parameters
     ----------
     random_state : int >= 0, numpy.random.Generator, numpy.random.RandomState or None
-        ``None`` draws fresh entropy and keeps it as the seed.
+        ``None`` draws fresh entropy and keeps it as the seed; a
+        ``RandomState`` gives the run an int seed drawn from it.
 
     Attributes
     ----------

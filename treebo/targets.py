@@ -54,7 +54,10 @@ def transform_targets(values: np.ndarray, kind: str = "log") -> np.ndarray:
         stretches the values near the minimum (the best value maps to
         ``log(1e-3)``, the worst to ``log(1.001)``), then standardized. Both
         keep the order of the values, so the incumbent stays the minimum.
-        (The optimizer resolves ``"auto"`` before calling this.)
+        ``"log"`` lets a tree ensemble resolve the region near the best value;
+        ``"standardize"`` suits a GP, whose smooth kernel fits the cusp
+        ``"log"`` puts at the minimum badly. (The optimizer resolves
+        ``"auto"`` before calling this.)
 
     Returns
     -------

@@ -1,29 +1,16 @@
 """benchmarks/bbob_goals.py: the bbob goals' verdicts on small hand-made record sets."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_script
 
 from treebo.problems.bbob import bbob_name
 
 from .helpers import fake_record
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bbob_goals.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("treebo_benchmarks_bbob_goals", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-goals = _load()
+goals = load_script("bbob_goals.py")
 PEERS = goals.BEST_OF + (goals.GP,)
 
 

@@ -1,9 +1,14 @@
+import inspect
+
 import numpy as np
 import pytest
 
+from treebo import Optimizer
 from treebo.acquisition import AcquisitionMaximizer, distance_variance
 from treebo.proposal import (
+    STEP_KINDS,
     CandidatePool,
+    CycleSchedule,
     ExploreStep,
     JumpStep,
     LocalStep,
@@ -242,3 +247,30 @@ def test_a_pool_of_an_exhausted_space_says_so():
 def test_bad_settings_are_named(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_every_pipeline_setting_is_an_optimizer_keyword_with_its_parts_default():
+    # The settings are declared once, by the parts' constructors; the Optimizer's
+    # signature must offer each with the same default, or a user would get another.
+    optimizer = inspect.signature(Optimizer).parameters
+    parts = [AcquisitionMaximizer, CandidatePool, *STEP_KINDS.values(), CycleSchedule]
+    seen = set()
+    for part in parts:
+        for name, parameter in inspect.signature(part).parameters.items():
+            assert name in optimizer, name
+            assert optimizer[name].default == parameter.default, (part.__name__, name)
+            seen.add(name)
+    assert seen == set(ProposalPipeline.setting_names())
+
+
+def test_an_unknown_pipeline_setting_is_named():
+    with pytest.raises(TypeError, match=r"unknown proposal settings \['n_candidate'\]"):
+        ProposalPipeline.from_settings(n_candidate=10)
+
+
+def test_a_setting_two_parts_take_reaches_both():
+    pipeline = ProposalPipeline.from_settings(n_jump_candidates=77, distance_variance=0.5)
+    assert pipeline.pool.n_jump_candidates == 77
+    assert pipeline.steps["jump"].n_jump_candidates == 77
+    assert pipeline.steps["refine"].distance_variance == 0.5
+    assert pipeline.steps["jump"].distance_variance == 0.5

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import decimal
 import hashlib
-import inspect
 import json
 import logging
 import math
@@ -63,11 +62,11 @@ _CHUNK = 2000
 # a second, so more than one retry is already unlikely.
 _MAX_RETRIES = 3
 
-# Settings of the proposal pipeline that optimizer_kwargs may set: those of
-# ProposalPipeline.from_settings but the ones that are arguments of the sampler.
+# Settings of the proposal pipeline that optimizer_kwargs may set: all but the
+# ones that are arguments of the sampler.
 _PIPELINE_KWARGS = tuple(
     name
-    for name in inspect.signature(ProposalPipeline.from_settings).parameters
+    for name in ProposalPipeline.setting_names()
     if name not in ("acquisition", "acquisition_params", "n_candidates")
 )
 
@@ -486,7 +485,10 @@ class TreeBOSampler(BaseSampler):
         self._failure_value = check_failure_value(failure_value)
         self._surrogate = as_surrogate(surrogate, surrogate_params)
         self._pipeline = ProposalPipeline.from_settings(
-            acquisition, acquisition_params, n_candidates=n_candidates, **kwargs
+            acquisition=acquisition,
+            acquisition_params=acquisition_params,
+            n_candidates=n_candidates,
+            **kwargs,
         )
         self._seed = seed if seed is not None else _fresh_seed()
         self._independent_sampler = independent_sampler

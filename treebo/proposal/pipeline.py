@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any
 
@@ -60,44 +61,57 @@ class ProposalPipeline:
         self.schedule = schedule
 
     @classmethod
-    def from_settings(
-        cls,
-        acquisition: str = "ei",
-        acquisition_params: dict | None = None,
-        *,
-        acq_optimizer: str = "auto",
-        n_candidates: int = 50_000,
-        local_search: bool = True,
-        n_local_candidates: int = 5_000,
-        n_jump_candidates: int = 2_000,
-        n_local_centers: int = 5,
-        local_center_spacing: float = 0.1,
-        distance_variance: str | float = "auto",
-        explore_every: str | int = "auto",
-        explore_length: float = 0.1,
-        jump_every: str | int = "auto",
-        jump_distance: float = 0.25,
-        local_steps: str | bool = "auto",
-    ) -> ProposalPipeline:
-        """The pipeline of :class:`~treebo.Optimizer`'s keyword arguments (documented there)."""
+    def from_settings(cls, **settings: Any) -> ProposalPipeline:
+        """The pipeline built from settings by name; omitted settings take their part's default.
+
+        Each setting is a parameter of the part it configures, declared there
+        once with its default: the maximizer, the pool, a step kind or the
+        schedule (:meth:`setting_names` lists them). A setting two parts take
+        (``n_jump_candidates``, ``distance_variance``) goes to both.
+        :class:`~treebo.Optimizer` documents them all.
+
+        Parameters
+        ----------
+        **settings
+            Values by setting name.
+
+        Returns
+        -------
+        ProposalPipeline
+
+        Raises
+        ------
+        TypeError
+            If a name is not a setting.
+        """
+        unknown = sorted(set(settings) - set(cls.setting_names()))
+        if unknown:
+            raise TypeError(
+                f"unknown proposal settings {unknown}; the settings are {list(cls.setting_names())}"
+            )
+
+        def build(part: Any) -> Any:
+            return part(**{name: settings[name] for name in _parameters(part) if name in settings})
+
         return cls(
-            AcquisitionMaximizer(acquisition, acquisition_params, acq_optimizer=acq_optimizer),
-            CandidatePool(
-                n_candidates,
-                local_search,
-                n_local_candidates,
-                n_jump_candidates,
-                n_local_centers,
-                local_center_spacing,
-            ),
-            {
-                "refine": RefineStep(distance_variance),
-                "jump": JumpStep(n_jump_candidates, jump_distance, distance_variance),
-                "explore": ExploreStep(explore_length),
-                "local": LocalStep(),
-            },
-            CycleSchedule(explore_every, jump_every, local_steps),
+            build(AcquisitionMaximizer),
+            build(CandidatePool),
+            {kind: build(step) for kind, step in STEP_KINDS.items()},
+            build(CycleSchedule),
         )
+
+    @staticmethod
+    def setting_names() -> tuple[str, ...]:
+        """Every setting :meth:`from_settings` takes, in the order of the parts.
+
+        Returns
+        -------
+        tuple of str
+        """
+        names: dict[str, None] = {}
+        for part in (AcquisitionMaximizer, CandidatePool, *STEP_KINDS.values(), CycleSchedule):
+            names.update(dict.fromkeys(_parameters(part)))
+        return tuple(names)
 
     def get_params(self) -> dict[str, Any]:
         """Every setting of the maximizer, pool, steps and schedule, for storing with a study.
@@ -313,3 +327,8 @@ def _check_observations(
             f"y must have shape ({len(X)},), one value per row of X, got shape {y.shape}"
         )
     return X, y, pending
+
+
+def _parameters(part: type) -> list[str]:
+    """The constructor parameters of a pipeline part, which are its settings."""
+    return list(inspect.signature(part).parameters)
