@@ -114,3 +114,6 @@ def test_functions_from_files_and_modules(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('at import')\n")
     with pytest.raises(ValueError, match="raised RuntimeError when loaded: at import"):
         load_function(f"{tmp_path / 'broken.py'}:f")
+    (tmp_path / "obj.txt").write_text("def f(x):\n    return 1.0\n")
+    with pytest.raises(ValueError, match="'.*obj.txt' is not a Python module"):
+        load_function(f"{tmp_path / 'obj.txt'}:f")

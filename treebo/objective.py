@@ -112,6 +112,10 @@ def _load_file(path: Path) -> Any:
         raise ValueError(f"objective file {str(path)!r} does not exist")
     name = path.stem if path.stem.isidentifier() else "treebo_objective"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(
+            f"objective file {str(path)!r} is not a Python module: its name must end in .py"
+        )
     module = importlib.util.module_from_spec(spec)
     directory = str(path.resolve().parent)
     if directory not in sys.path:

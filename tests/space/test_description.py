@@ -108,6 +108,10 @@ def test_a_dumped_condition_is_read_as_the_parents_values():
         ({"dimensions": [{"type": "Real", "low": 0, "high": 1}]}, "dimension 0 needs a name"),
         ({"dimensions": ["a"]}, "dimension 0 must be a table with name and type"),
         (
+            {"dimensions": [{"name": "a", "type": "Binary"}, {"name": "a", "type": "Binary"}]},
+            r"dimension names must be unique; repeated: \['a'\]",
+        ),
+        (
             {"dimensions": [{"name": "a", "type": "Float"}]},
             r"dimension 'a': type must be one of \['Binary', 'Categorical', 'Integer', 'Real'\], "
             "got 'Float'",

@@ -80,9 +80,10 @@ def _latest(records: Iterable[dict]) -> list[dict]:
 class Curves:
     """Curves of one (problem, surrogate, preset) over seeds.
 
-    Attributes
+    Parameters
     ----------
     problem, surrogate, preset : str
+        What the records of the curves ran.
     seeds : list of int
     kind : {"regret", "value"}
         ``"regret"``: best-so-far regret against the known optimum (the

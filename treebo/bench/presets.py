@@ -58,13 +58,13 @@ Deviations of the ``paper`` preset from the official code, all deliberate:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..problems import Problem, get_problem, paper_case_seed, problem_family, problem_suites
 from ..problems.bbob import bbob_budget, is_bbob_name
-from ..space import Space
+from ..space import Integer, Real, Space
 from .spec import RunSpec
 
 __all__ = [
@@ -271,14 +271,16 @@ def paper_initial_design(space: Space, repeat: int, n_points: int = N_INITIAL) -
     for dim, cols in zip(space.dimensions, _column_slices(space)):
         u = raw[:, cols]
         if dim.is_numeric:
+            number_range = cast("Real | Integer", dim)  # what is_numeric promises
             # Scaled to the bounds, then truncated for an integer (not rounded,
             # nor given an equal share per value as Integer.decode does).
             as_value = float if not dim.is_discrete else int
-            if dim.prior == "log-uniform":
-                lo, hi = math.log(dim.low), math.log(dim.high)
+            low, high = number_range.low, number_range.high
+            if number_range.prior == "log-uniform":
+                lo, hi = math.log(low), math.log(high)
                 values = [as_value(math.exp(lo + v * (hi - lo))) for v in u[:, 0]]
             else:
-                values = [as_value(dim.low + v * (dim.high - dim.low)) for v in u[:, 0]]
+                values = [as_value(low + v * (high - low)) for v in u[:, 0]]
         else:
             # A binary's threshold at 0.5 and a categorical's arg-max are its decoding.
             values = dim.decode(u)

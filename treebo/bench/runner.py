@@ -48,7 +48,15 @@ _EXECUTORS = ("process", "thread")
 
 
 class BenchError(RuntimeError):
-    """Some runs of a grid failed; the others were written. ``failures`` lists them."""
+    """Some runs of a grid failed; the others were written. ``failures`` lists them.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    failures : list of (RunSpec, str)
+        Each failed run and its error text.
+    """
 
     def __init__(self, message: str, failures: list[tuple[RunSpec, str]]):
         super().__init__(message)
@@ -123,13 +131,14 @@ def run_one(
     wall = time.perf_counter() - wall
     # Evaluations are made one at a time, in order: those of earlier calls on
     # a resumed storage come first, and were timed by those calls.
-    earlier = len(result.func_vals) - len(eval_times)
+    eval_time: list[float | None] = [None] * (len(result.func_vals) - len(eval_times))
+    eval_time.extend(eval_times)
     return build_record(
         spec,
         problem,
         settings,
         result,
-        eval_time=[None] * earlier + eval_times,
+        eval_time=eval_time,
         started=started,
         wall_time=wall,
     )
@@ -199,7 +208,7 @@ def parse_int_ranges(tokens: Sequence[str | int], name: str) -> list[int]:
     return list(dict.fromkeys(values))
 
 
-def _as_list(value: str | Sequence[Any], name: str) -> list:
+def _as_list(value: str | int | Sequence[Any], name: str) -> list:
     items = [value] if isinstance(value, (str, int)) else list(value)
     if not items:
         raise ValueError(f"{name} must not be empty")

@@ -17,9 +17,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .task import bind_to_driver
+
+if TYPE_CHECKING:
+    from distributed import Client
+    from joblib.externals.loky import ProcessPoolExecutor
 
 __all__ = [
     "InlineExecutor",
@@ -52,7 +56,7 @@ _POOL: dict[str, Any] = {"executor": None, "n_workers": 0}
 _POOL_LOCK = threading.Lock()
 
 
-def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
+def process_pool(n_workers: int, fresh: bool = False) -> ProcessPoolExecutor:
     """treebo's pool of worker processes, created on first use and kept for the next runs.
 
     A loky ``ProcessPoolExecutor`` (vendored by joblib): it pickles the
@@ -95,7 +99,7 @@ def process_pool(n_workers: int, fresh: bool = False) -> cf.Executor:
         return pool
 
 
-def discard_pool(pool: cf.Executor) -> None:
+def discard_pool(pool: ProcessPoolExecutor) -> None:
     """Kill the workers of ``pool`` and wait until they are dead; the next call gets a new pool.
 
     None of the pool's futures may have been cancelled: loky's shutdown
@@ -153,9 +157,21 @@ def _is_dask_client(executor: Any) -> bool:
     )
 
 
+@overload
+def resolve_executor(
+    n_jobs: Any,
+    executor: Any,
+    timeout: Any,
+    dry_run: Literal[False] = False,
+    max_workers: int | None = None,
+) -> tuple[cf.Executor, int, bool]: ...
+@overload
+def resolve_executor(
+    n_jobs: Any, executor: Any, timeout: Any, dry_run: bool, max_workers: int | None = None
+) -> tuple[cf.Executor | Client | None, int, bool]: ...
 def resolve_executor(
     n_jobs: Any, executor: Any, timeout: Any, dry_run: bool = False, max_workers: int | None = None
-) -> tuple[cf.Executor | None, int, bool]:
+) -> tuple[cf.Executor | Client | None, int, bool]:
     """Validate ``n_jobs``, ``executor`` and ``timeout`` and pick where evaluations run.
 
     Parameters
@@ -181,7 +197,9 @@ def resolve_executor(
 
     Returns
     -------
-    executor : concurrent.futures.Executor or None
+    executor : concurrent.futures.Executor, dask.distributed.Client or None
+        The executor; with ``dry_run``, None when none was given and a Dask
+        client as given.
     n_workers : int
         Evaluations to keep in flight.
     owned : bool
@@ -198,7 +216,7 @@ def resolve_executor(
         if (
             isinstance(n_jobs, bool)
             or not isinstance(n_jobs, numbers.Integral)
-            or not (n_jobs >= 1 or n_jobs == -1)
+            or not (int(n_jobs) >= 1 or n_jobs == -1)
         ):
             raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
         n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
@@ -236,7 +254,7 @@ def resolve_executor(
     else:
         # concurrent.futures pools keep their size in _max_workers, a Dask
         # ClientExecutor (client.get_executor()) its client in _client.
-        client = getattr(executor, "_client", None)
+        client: Any = getattr(executor, "_client", None)
         size = (
             sum(client.nthreads().values())
             if hasattr(client, "nthreads")

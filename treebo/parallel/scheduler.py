@@ -46,6 +46,9 @@ _TIMEOUT_GRACE = 1.0
 
 
 class TrialProtocol(Protocol):
+    # A protocol is never instantiated: the (*args, **kwargs) numpydoc reads
+    # as its signature are no parameters of it.
+    # numpydoc ignore=PR01
     """The optimizer as :func:`run_evaluations` drives it: its trial protocol.
 
     :class:`~treebo.Optimizer` has these methods, and so has
@@ -53,18 +56,58 @@ class TrialProtocol(Protocol):
     """
 
     def add_pending(self, x: Any) -> Trial:
-        """Record a point about to be evaluated (an ``x0`` point) as a pending trial."""
+        """Record a point about to be evaluated (an ``x0`` point) as a pending trial.
+
+        Parameters
+        ----------
+        x : list or dict
+            A feasible point of the space.
+
+        Returns
+        -------
+        Trial
+        """
 
     def ask_trials(self, n_points: int, strategy: str) -> list[Trial]:
-        """Propose up to ``n_points`` pending trials."""
+        """Propose up to ``n_points`` pending trials.
+
+        Parameters
+        ----------
+        n_points : int
+            Trials to propose.
+        strategy : {"cl_min", "cl_mean", "cl_max"}
+            The constant-liar strategy for the pending trials.
+
+        Returns
+        -------
+        list of Trial
+        """
 
     def tell_trial(
         self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
     ) -> None:
-        """Record the value (or the failure) of a pending trial."""
+        """Record the value (or the failure) of a pending trial.
+
+        Parameters
+        ----------
+        trial : Trial
+            A pending trial.
+        y : float or None
+            Its objective value; ``None``, NaN or infinity mark a failure.
+        error : str, optional
+            Error text; marks the evaluation as failed.
+        eval_time : float, optional
+            Seconds the evaluation took.
+        """
 
     def mark_interrupted(self, trials: list[Trial]) -> None:
-        """Record that the evaluations of ``trials`` were stopped by Ctrl-C."""
+        """Record that the evaluations of ``trials`` were stopped by Ctrl-C.
+
+        Parameters
+        ----------
+        trials : list of Trial
+            Pending trials whose evaluations were stopped.
+        """
 
 
 @dataclass
@@ -164,7 +207,9 @@ class _EvaluationLoop:
         on_tell: Callable[[Trial], str | None],
     ):
         self.optimizer, self.func, self.budget = optimizer, func, budget
-        self.executor, self.n_workers, self.timeout = executor, n_workers, timeout
+        # None after treebo killed its own pool, until the next submission starts one.
+        self.executor: cf.Executor | None = executor
+        self.n_workers, self.timeout = n_workers, timeout
         self.strategy, self.max_retries, self.on_tell = strategy, max_retries, on_tell
         # treebo's pool: its workers may be killed, and it is replaced when broken.
         self.own_pool = owned and not isinstance(executor, InlineExecutor)
@@ -193,7 +238,7 @@ class _EvaluationLoop:
                 for future in sorted(done, key=lambda f: self.in_flight[f].trial.number):
                     self._settle(future, self.in_flight.pop(future))
                 if self.timeout is not None:
-                    self._expire()
+                    self._expire(self.timeout)
                 if self.client is not None and not done and not self.stop_now:
                     self._watch_cluster()
         except KeyboardInterrupt:
@@ -224,7 +269,7 @@ class _EvaluationLoop:
             and self.submitted < self.budget
         ):
             free = min(self.n_workers - len(self.in_flight), self.budget - self.submitted)
-            trials = []
+            trials: list[Trial] = []
             while self.queue and len(trials) < free:
                 trials.append(self.optimizer.add_pending(self.queue.popleft()))
             if len(trials) < free:
@@ -276,17 +321,20 @@ class _EvaluationLoop:
         return True
 
     def _executor_submit(self, args: tuple) -> cf.Future:
-        if self.own_pool and self.executor is None:
-            self.executor = self._new_pool()
         try:
-            return self.executor.submit(*args)
+            return self._live_executor().submit(*args)
         except (RuntimeError, cf.BrokenExecutor):
             if not self.own_pool:
                 raise
             # A worker died and broke the pool: start a new one.
             self._kill_pool()
+            return self._live_executor().submit(*args)
+
+    def _live_executor(self) -> cf.Executor:
+        """The executor; a new pool of treebo's own if it killed the last one."""
+        if self.executor is None:
             self.executor = self._new_pool()
-            return self.executor.submit(*args)
+        return self.executor
 
     def _new_pool(self) -> cf.Executor:
         pool = process_pool(self.n_workers)
@@ -336,10 +384,10 @@ class _EvaluationLoop:
         )
         self._tell(job, None, f"evaluation lost: {reason}", None)
 
-    def _expire(self) -> None:
+    def _expire(self, timeout: float) -> None:
         """Fail the evaluations the driver gives up on, and free their workers if it can."""
         now = time.monotonic()
-        limit = self.timeout + _TIMEOUT_GRACE
+        limit = timeout + _TIMEOUT_GRACE
         overdue = [
             (future, job)
             for future, job in self.in_flight.items()
@@ -364,7 +412,7 @@ class _EvaluationLoop:
                 _TIMEOUT_GRACE,
                 " and its worker killed" if self.own_pool else "",
             )
-            self._tell(job, None, timeout_text(self.timeout), None)
+            self._tell(job, None, timeout_text(timeout), None)
         if self.own_pool:
             self._resubmit_killed()
 

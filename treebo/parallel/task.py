@@ -10,6 +10,7 @@ process that started it.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
@@ -38,7 +39,18 @@ def _raise_timeout(signum: int, frame: FrameType | None) -> None:
 
 
 def timeout_text(timeout: float) -> str:
-    """The error text of a trial that ran past ``timeout`` seconds."""
+    """The error text of a trial that ran past ``timeout`` seconds.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds the evaluation was allowed.
+
+    Returns
+    -------
+    str
+        ``"timed out after 2 s"``.
+    """
     return f"timed out after {timeout:g} s"
 
 
@@ -97,6 +109,7 @@ def evaluate_task(
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
     )
+    limit = math.inf if timeout is None else timeout
     if alarm:
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
     start = time.perf_counter()
@@ -104,13 +117,13 @@ def evaluate_task(
         # Armed and disarmed inside the try: an alarm at any instant is caught below.
         try:
             if alarm:
-                signal.setitimer(signal.ITIMER_REAL, timeout)
+                signal.setitimer(signal.ITIMER_REAL, limit)
             value = func(x)
         finally:
             if alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
     except _EvaluationTimeout:
-        return None, timeout_text(timeout), time.perf_counter() - start
+        return None, timeout_text(limit), time.perf_counter() - start
     except BaseException as error:  # noqa: BLE001 - any failure of user code is a failed trial
         if isinstance(error, KeyboardInterrupt) and in_driver_main:
             raise
@@ -123,8 +136,8 @@ def evaluate_task(
         if alarm:
             signal.signal(signal.SIGALRM, previous)
     seconds = time.perf_counter() - start
-    if timeout is not None and seconds > timeout:
-        return None, timeout_text(timeout), seconds
+    if seconds > limit:
+        return None, timeout_text(limit), seconds
     return value, None, seconds
 
 
@@ -138,6 +151,11 @@ def bind_to_driver(driver_pid: int) -> None:
     would fire when the *thread* that started the worker ends, which in a
     pool is whichever thread submitted work; a process group is not signalled
     when only the driver is killed.)
+
+    Parameters
+    ----------
+    driver_pid : int
+        The process id of the driver that made the pool.
     """
     if os.getppid() != driver_pid:  # the driver died before this worker started
         _kill_self()

@@ -187,8 +187,15 @@ class AutoML(Problem):
     def make_classifier(self, x: dict | list) -> Any:
         """The unfitted scikit-learn classifier that the point ``x`` describes.
 
-        ``x`` is a dict keyed by the space's names, or a list of values in
-        their order.
+        Parameters
+        ----------
+        x : dict or list
+            A point: a dict keyed by the space's names, or a list of values
+            in their order.
+
+        Returns
+        -------
+        sklearn.base.ClassifierMixin
         """
         from sklearn.ensemble import (
             AdaBoostClassifier,
@@ -237,7 +244,18 @@ class AutoML(Problem):
         return float(1.0 - np.mean(scores))
 
     def test_error(self, x: dict | list) -> float:
-        """1 - accuracy on the held-out 20 % split (the objective itself when ``cv`` is None)."""
+        """1 - accuracy on the held-out 20 % split (the objective itself when ``cv`` is None).
+
+        Parameters
+        ----------
+        x : dict or list
+            A point: a dict keyed by the space's names, or a list of values
+            in their order.
+
+        Returns
+        -------
+        float
+        """
         model = self.make_classifier(x)
         model.fit(self._X_train, self._y_train)
         return float(1.0 - model.score(self._X_test, self._y_test))

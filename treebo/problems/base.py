@@ -84,7 +84,22 @@ class Problem:
         raise NotImplementedError
 
     def regret(self, value: float) -> float:
-        """``value - optimal_value``; raises if the optimum is unknown."""
+        """``value - optimal_value``; raises if the optimum is unknown.
+
+        Parameters
+        ----------
+        value : float
+            An objective value.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``optimal_value`` is None.
+        """
         if self.optimal_value is None:
             raise ValueError(f"problem {self.name!r} has no known optimal value")
         return value - self.optimal_value

@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..space import Real
 from .base import Problem
+
+if TYPE_CHECKING:
+    import cocoex
 
 __all__ = [
     "BBOB",
@@ -132,7 +136,17 @@ def _check_triple(function: object, dim: object, instance: object) -> tuple[int,
 
 
 def is_bbob_name(name: object) -> bool:
-    """Whether ``name`` has the form of a bbob problem name (valid or not)."""
+    """Whether ``name`` has the form of a bbob problem name (valid or not).
+
+    Parameters
+    ----------
+    name : object
+        Anything; a problem name to be a bbob one.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(name, str) and name.startswith("bbob_f")
 
 
@@ -206,12 +220,34 @@ def bbob_problem_names(
 
 
 def bbob_budget(name: str, per_dim: int = BBOB_PROTOCOL["budget_per_dim"]) -> int:
-    """Evaluations per run of a bbob problem: ``per_dim`` times its dimension (20 D)."""
+    """Evaluations per run of a bbob problem: ``per_dim`` times its dimension (20 D).
+
+    Parameters
+    ----------
+    name : str
+        A bbob problem name, ``bbob_f{function:02d}_d{dimension}_i{instance}``.
+    per_dim : int, default 20
+        Evaluations per dimension (:data:`BBOB_PROTOCOL`).
+
+    Returns
+    -------
+    int
+    """
     return int(per_dim) * parse_bbob_name(name)[1]
 
 
 def bbob_summary(name: str) -> str:
-    """A one-line description of a bbob problem, e.g. ``"bbob f01 sphere, 10-D, instance 1"``."""
+    """A one-line description of a bbob problem, e.g. ``"bbob f01 sphere, 10-D, instance 1"``.
+
+    Parameters
+    ----------
+    name : str
+        A bbob problem name, ``bbob_f{function:02d}_d{dimension}_i{instance}``.
+
+    Returns
+    -------
+    str
+    """
     function, dim, instance = parse_bbob_name(name)
     return (
         f"COCO bbob f{function:02d} {BBOB_FUNCTIONS[function]}, {dim}-D, instance "
@@ -219,7 +255,7 @@ def bbob_summary(name: str) -> str:
     )
 
 
-def _bare_problem(function: int, dim: int, instance: int):
+def _bare_problem(function: int, dim: int, instance: int) -> cocoex.BareProblem:
     try:
         import cocoex
     except ImportError as error:
@@ -280,10 +316,30 @@ class BBOB(Problem):
         self.params = {"function": function, "dim": dim, "instance": instance}
 
     def evaluate(self, x: np.ndarray) -> float:
-        """COCO's value of the function at ``x`` (shape ``(dim,)``)."""
+        """COCO's value of the function at a point.
+
+        Parameters
+        ----------
+        x : ndarray of shape (dim,)
+            A feasible point.
+
+        Returns
+        -------
+        float
+        """
         return float(self._function(np.ascontiguousarray(x, dtype=float)))
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """COCO's values at the rows of ``x`` (shape ``(n, dim)``), one call per row."""
+        """COCO's values at the rows of ``x``, one call per row.
+
+        Parameters
+        ----------
+        x : array_like of shape (n, dim) or (dim,)
+            Points, one per row; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         x = np.atleast_2d(np.asarray(x, dtype=float))
         return np.array([self.evaluate(row) for row in x])

@@ -296,9 +296,11 @@ def ising_interactions(instance: int) -> np.ndarray:
     instance = _check_instance(instance)
     if instance in ISING_TABULATED_SEEDS:
         rows = [line.split() for line in _ISING_APPENDIX_A.split("\n") if line]
-        jh = [float(v) for r in rows if int(r[0]) == instance and r[1] == "h" for v in r[2:]]
-        jv = [float(v) for r in rows if int(r[0]) == instance and r[1] == "v" for v in r[2:]]
-        jh, jv = np.array(jh).reshape(4, 3), np.array(jv).reshape(3, 4)
+        horizontal = [
+            float(v) for r in rows if int(r[0]) == instance and r[1] == "h" for v in r[2:]
+        ]
+        vertical = [float(v) for r in rows if int(r[0]) == instance and r[1] == "v" for v in r[2:]]
+        jh, jv = np.array(horizontal).reshape(4, 3), np.array(vertical).reshape(3, 4)
     else:
         rng = np.random.default_rng(instance)
         draws = []
@@ -371,7 +373,17 @@ class Ising(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``KL(p_J || p_{x⊙J}) + lam * sum(x)`` (see the class docstring)."""
+        """``KL(p_J || p_{x⊙J}) + lam * sum(x)`` (see the class docstring).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_dims,)
+            A feasible point.
+
+        Returns
+        -------
+        float
+        """
         log_z = _ising_log_partition(x * self.interactions)
         kl = np.sum((1.0 - x) * self._deletion_cost) + log_z - self.log_partition
         return float(kl + self.lam * np.sum(x))
@@ -463,7 +475,17 @@ class Contamination(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``Σ x_i + ρ Σ_i [(1 - ε) - P̂(Z_i < U)] + lam Σ x_i`` (see the class docstring)."""
+        """``Σ x_i + ρ Σ_i [(1 - ε) - P̂(Z_i < U)] + lam Σ x_i`` (see the class docstring).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_dims,)
+            A feasible point.
+
+        Returns
+        -------
+        float
+        """
         fraction = self.initial_fraction
         safe = np.empty(_N_STAGES)
         for i in range(_N_STAGES):  # 25 stages, vectorized over the 100 scenarios

@@ -57,6 +57,17 @@ _SEED = 0
 class MultiFidelityProblem(Problem):
     """A problem evaluated at a budget: ``problem(x, budget)``; ``problem(x)`` is at ``max_budget``.
 
+    Parameters
+    ----------
+    name : str
+        Registry name, e.g. ``"mf_branin"``.
+    dimensions : list or dict of dimensions
+        The search space.
+    optimal_value : float or None
+        Known global minimum at ``max_budget``, or None when unknown.
+    optimizers : list of points
+        Known global minimizers at ``max_budget`` (possibly only some of them).
+
     Attributes
     ----------
     min_budget, max_budget : int or float
@@ -83,14 +94,26 @@ class MultiFidelityProblem(Problem):
         return self.evaluate_at(list(x), self.max_budget)
 
     def evaluate_at(self, x: Any, budget: Any) -> float:
-        """The value at a feasible point and budget; what subclasses implement."""
+        """The value at a feasible point and budget; what subclasses implement.
+
+        Parameters
+        ----------
+        x : list or dict
+            A feasible point.
+        budget : int or float
+            In ``[min_budget, max_budget]``.
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
 
 class MFBranin(MultiFidelityProblem):
     """Branin with fidelity-shifted constants (module docstring); integer budgets 1 to 27."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "mf_branin", [Real(-5.0, 10.0), Real(0.0, 15.0)], optimal_value=5.0 / (4.0 * math.pi)
         )
@@ -109,7 +132,7 @@ class MFHartmann6(MultiFidelityProblem):
 
     _SHIFT = np.array([1.0, -1.0, -1.0, 1.0])
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "mf_hartmann6", [Real(0.0, 1.0) for _ in range(6)], optimal_value=-3.32236801141551
         )
@@ -168,7 +191,7 @@ class HGBCancer(_DataProblem):
     dataset = "breast_cancer"
     min_budget, max_budget = 3, 81
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "mf_hgb_cancer",
             {
@@ -197,7 +220,7 @@ class MLPDigits(_DataProblem):
 
     min_budget, max_budget = 1, 27
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "mf_mlp_digits",
             {
@@ -233,7 +256,7 @@ class SVCDigits(_DataProblem):
 
     min_budget, max_budget = 1 / 27, 1.0
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "mf_svc_digits",
             {"C": Real(1e-2, 1e4, "log-uniform"), "gamma": Real(1e-5, 1e1, "log-uniform")},
@@ -265,7 +288,22 @@ MULTIFIDELITY_PROBLEMS = {
 
 
 def get_multifidelity_problem(name: str) -> MultiFidelityProblem:
-    """A new instance of the multi-fidelity problem ``name`` (:data:`MULTIFIDELITY_PROBLEMS`)."""
+    """A new instance of the multi-fidelity problem ``name`` (:data:`MULTIFIDELITY_PROBLEMS`).
+
+    Parameters
+    ----------
+    name : str
+        One of the keys of :data:`MULTIFIDELITY_PROBLEMS`.
+
+    Returns
+    -------
+    MultiFidelityProblem
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
     try:
         return MULTIFIDELITY_PROBLEMS[name]()
     except KeyError:

@@ -43,7 +43,17 @@ class _Vectorized(Problem):
         raise NotImplementedError
 
     def evaluate(self, x: np.ndarray) -> float:
-        """The value at one feasible point: ``float(values(x))``."""
+        """The value at one feasible point: ``float(values(x))``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_dims,)
+            A feasible point.
+
+        Returns
+        -------
+        float
+        """
         return float(self.values(x))
 
 
@@ -84,7 +94,7 @@ class Hartmann3(_Vectorized):
     function equals ``f*`` to double precision.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "hartmann3",
             [Real(0.0, 1.0) for _ in range(3)],
@@ -93,7 +103,17 @@ class Hartmann3(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``, ``i = 1..4``, ``j = 1..3``."""
+        """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``, ``i = 1..4``, ``j = 1..3``.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
         x = np.asarray(x, dtype=float)
         inner = np.sum(_HARTMANN3_A * (x[..., None, :] - _HARTMANN3_P) ** 2, axis=-1)
         return -np.sum(_HARTMANN3_ALPHA * np.exp(-inner), axis=-1)
@@ -133,7 +153,7 @@ class Shekel(_Vectorized):
     Newton-refined one.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "shekel",
             [Real(0.0, 10.0) for _ in range(4)],
@@ -144,7 +164,17 @@ class Shekel(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``-sum_i 1 / (|x - a_i|^2 + c_i)``, ``i = 1..10``."""
+        """``-sum_i 1 / (|x - a_i|^2 + c_i)``, ``i = 1..10``.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
         x = np.asarray(x, dtype=float)
         squared = np.sum((x[..., None, :] - _SHEKEL_A) ** 2, axis=-1)
         return -np.sum(1.0 / (squared + _SHEKEL_C), axis=-1)
@@ -156,6 +186,11 @@ class Levy(_Vectorized):
     In the form of Surjanovic & Bingham's Virtual Library of Simulation
     Experiments (sfu.ca/~ssurjano/levy.html). Optimum ``f* = 0`` at
     ``(1, ..., 1)`` (in floating point, ``sin(pi)^2 ~ 1.5e-32`` there).
+
+    Parameters
+    ----------
+    dim : int, default 6
+        Number of dimensions.
     """
 
     def __init__(self, dim: int = 6):
@@ -170,6 +205,15 @@ class Levy(_Vectorized):
     def values(self, x: np.ndarray) -> np.ndarray:
         """``sin^2(pi w_1) + sum_{i<d} (w_i - 1)^2 (1 + 10 sin^2(pi w_i + 1))
         + (w_d - 1)^2 (1 + sin^2(2 pi w_d))`` with ``w_i = 1 + (x_i - 1) / 4``.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
         """
         w = 1.0 + (np.asarray(x, dtype=float) - 1.0) / 4.0
         head, last = w[..., :-1], w[..., -1]
@@ -185,6 +229,11 @@ class Rastrigin(_Vectorized):
 
     In the form of Surjanovic & Bingham (sfu.ca/~ssurjano/rastr.html), after
     Rastrigin (1974). Optimum ``f* = 0`` at the origin.
+
+    Parameters
+    ----------
+    dim : int, default 4
+        Number of dimensions.
     """
 
     def __init__(self, dim: int = 4):
@@ -201,6 +250,15 @@ class Rastrigin(_Vectorized):
 
         Computed as ``sum_i (x_i^2 + 10 (1 - cos(2 pi x_i)))``, the same
         function, which stays non-negative under rounding.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
         """
         x = np.asarray(x, dtype=float)
         return np.sum(x**2 + 10.0 * (1.0 - np.cos(2.0 * math.pi * x)), axis=-1)
@@ -223,6 +281,11 @@ class Schwefel(_Vectorized):
     the constant 418.9829: the exact minimum with that constant is
     ``d * 1.27275662937e-5`` (``5.0910265175e-5`` for ``d = 4``), computed here
     in 40-digit arithmetic, and that is ``optimal_value``.
+
+    Parameters
+    ----------
+    dim : int, default 4
+        Number of dimensions.
     """
 
     def __init__(self, dim: int = 4):
@@ -235,7 +298,17 @@ class Schwefel(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``418.9829 d - sum_i x_i sin(sqrt(|x_i|))``."""
+        """``418.9829 d - sum_i x_i sin(sqrt(|x_i|))``.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
         x = np.asarray(x, dtype=float)
         return 418.9829 * x.shape[-1] - np.sum(x * np.sin(np.sqrt(np.abs(x))), axis=-1)
 
@@ -257,6 +330,11 @@ class StyblinskiTang(_Vectorized):
     smaller real root of ``4 t^3 - 32 t + 5`` (Surjanovic & Bingham give
     ``-39.16599 d`` at ``-2.903534``; the digits here are from 40-digit
     arithmetic).
+
+    Parameters
+    ----------
+    dim : int, default 5
+        Number of dimensions.
     """
 
     def __init__(self, dim: int = 5):
@@ -269,6 +347,16 @@ class StyblinskiTang(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``sum_i (x_i^4 - 16 x_i^2 + 5 x_i) / 2``."""
+        """``sum_i (x_i^4 - 16 x_i^2 + 5 x_i) / 2``.
+
+        Parameters
+        ----------
+        x : array_like of shape (..., n_dims)
+            Points along the last axis; not checked against ``space``.
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
         x = np.asarray(x, dtype=float)
         return 0.5 * np.sum(x**4 - 16.0 * x**2 + 5.0 * x, axis=-1)

@@ -29,6 +29,9 @@ conditions
 description
     Dimensions from descriptions: :meth:`Space.to_dict`'s form, a space file's,
     the shorthand ``(low, high)`` and ``[values]``.
+points
+    The form of user-facing points (lists, or dicts by name): their values in
+    the space's order, and points made from decoded values.
 space
     :class:`Space` and :class:`SpaceExhausted`.
 """

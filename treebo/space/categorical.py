@@ -117,7 +117,19 @@ class Categorical(Dimension):
         return onehot
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows switched to another category, drawn uniformly (unchanged with one)."""
+        """The rows switched to another category, drawn uniformly (unchanged with one).
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension.
+        rng : numpy.random.Generator
+            Draws the other category.
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+        """
         out = np.array(columns, dtype=float).reshape(-1, self.n_columns)
         if self.n_columns > 1:
             current = np.argmax(out, axis=1)
@@ -127,7 +139,21 @@ class Categorical(Dimension):
         return out
 
     def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows switched to another category, as :meth:`redraw` (``sizes`` unused)."""
+        """The rows switched to another category, as :meth:`redraw`.
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension.
+        sizes : ndarray of shape (n,)
+            Unused: every other value is one step away.
+        rng : numpy.random.Generator
+            Draws the other category.
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+        """
         return self.redraw(columns, rng)
 
     def to_number(self, value: Any) -> int:
@@ -154,7 +180,7 @@ class Categorical(Dimension):
     def _from_fields(
         cls,
         entry: Mapping[str, Any],
-        name: str,
+        name: str | None,
         active_if: Any,
         read_categories: Callable[[list], list],
     ) -> Dimension:
@@ -220,11 +246,37 @@ class Binary(Dimension):
         return (np.asarray(columns, dtype=float).reshape(-1, 1) >= 0.5) + 0.0
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows flipped (``rng`` unused)."""
+        """The rows flipped.
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension.
+        rng : numpy.random.Generator
+            Unused: a binary has one other value.
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+        """
         return 1.0 - np.asarray(columns, dtype=float).reshape(-1, 1)
 
     def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows flipped (``sizes`` and ``rng`` unused)."""
+        """The rows flipped, as :meth:`redraw`.
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension.
+        sizes : ndarray of shape (n,)
+            Unused: every other value is one step away.
+        rng : numpy.random.Generator
+            Unused: a binary has one other value.
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+        """
         return self.redraw(columns, rng)
 
     def to_number(self, value: Any) -> int:
@@ -242,7 +294,7 @@ class Binary(Dimension):
     def _from_fields(
         cls,
         entry: Mapping[str, Any],
-        name: str,
+        name: str | None,
         active_if: Any,
         read_categories: Callable[[list], list],
     ) -> Dimension:

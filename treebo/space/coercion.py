@@ -25,20 +25,52 @@ _PLAIN_NUMBER_TYPES = frozenset({int, float, np.float64, np.float32, np.int64, n
 
 
 def dimension_label(name: str | None) -> str:
-    """``"dimension 'lr'"``, or ``"dimension"`` for an unnamed one, to start error messages."""
+    """``"dimension 'lr'"``, or ``"dimension"`` for an unnamed one, to start error messages.
+
+    Parameters
+    ----------
+    name : str or None
+        The dimension's name.
+
+    Returns
+    -------
+    str
+    """
     return f"dimension {name!r}" if name is not None else "dimension"
 
 
 def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)``, shortened to ``limit`` characters so that a 400-digit integer
-    stays readable in an error message."""
+    stays readable in an error message.
+
+    Parameters
+    ----------
+    value : object
+        What to show.
+    limit : int, default 60
+        Characters at most, ``"..."`` included.
+
+    Returns
+    -------
+    str
+    """
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def unwrap_scalar(value: Any) -> Any:
     """The scalar held by a 0-d array (nested ones too), so that it is judged like that
-    scalar; any other value unchanged."""
+    scalar; any other value unchanged.
+
+    Parameters
+    ----------
+    value : object
+        A value as the user gave it.
+
+    Returns
+    -------
+    object
+    """
     while isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
     return value
@@ -85,7 +117,17 @@ def why_not_a_number(value: Any, allow_bool: bool = False) -> str | None:
 def to_float(value: Any) -> float:
     """``float(value)`` for a number :func:`why_not_a_number` accepts, saturating at
     +-inf (an int or ``Fraction`` beyond the float64 range) instead of raising, and
-    NaN for ``Decimal('sNaN')``."""
+    NaN for ``Decimal('sNaN')``.
+
+    Parameters
+    ----------
+    value : number
+        A number :func:`why_not_a_number` accepts.
+
+    Returns
+    -------
+    float
+    """
     try:
         return float(value)
     except OverflowError:

@@ -38,7 +38,7 @@ _OTHER_VALUE = object()
 
 
 def _allowed_numbers(
-    dim: Dimension, parent: str, parent_dim: Dimension, values: tuple
+    dim: Dimension, parent: str, parent_dim: Dimension, values: list
 ) -> list[float]:
     """The sorted distinct numbers of ``values`` of ``parent``, checked against its values."""
     where = f"dimension {dim.name!r}: active_if[{parent!r}]"
@@ -64,13 +64,17 @@ def _allowed_numbers(
     return sorted(numbers)
 
 
-def resolve_conditions(dims: list[Dimension]) -> tuple[list, list, list]:
+def resolve_conditions(
+    dims: list[Dimension], names: list[str]
+) -> tuple[list[Dimension], list, list[int]]:
     """Check every ``active_if`` against the space and put it in canonical form.
 
     Parameters
     ----------
     dims : list of Dimension
         The named dimensions of a space built from a dict.
+    names : list of str
+        Their names.
 
     Returns
     -------
@@ -92,7 +96,7 @@ def resolve_conditions(dims: list[Dimension]) -> tuple[list, list, list]:
         Naming the dimension and the parent of a bad condition: an unknown,
         real or own parent, a value the parent cannot take, a cycle.
     """
-    index = {d.name: j for j, d in enumerate(dims)}
+    index = {name: j for j, name in enumerate(names)}
     conditions: list = []
     resolved = []
     for dim in dims:
@@ -128,7 +132,7 @@ def resolve_conditions(dims: list[Dimension]) -> tuple[list, list, list]:
             if canonical
             else dim
         )
-    return resolved, conditions, topological_order(conditions, [d.name for d in dims])
+    return resolved, conditions, topological_order(conditions, names)
 
 
 def topological_order(conditions: list, names: list[str]) -> list[int]:
@@ -371,7 +375,7 @@ def conditional_cardinality(
         codes = named(d)
         total = cards[d] - len(codes)  # values no child names: every child inactive
         for code in codes:
-            count = 1
+            count: float = 1
             for c in children[d]:
                 if code in allowed[c][d]:
                     count *= below[c]
@@ -391,7 +395,7 @@ def conditional_cardinality(
 
         def count(k: int) -> float:
             if k == len(parents):
-                total = 1
+                total: float = 1
                 for leaf in leaves:
                     if is_active(leaf):
                         total *= cards[leaf]
@@ -412,7 +416,7 @@ def conditional_cardinality(
 
         return count(0)
 
-    total = 1
+    total: float = 1
     for dims in members.values():
         if all(len(allowed[j]) <= 1 for j in dims):
             total *= subtree(dims[0])  # dims[0] comes first in topological order: the root

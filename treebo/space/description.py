@@ -98,7 +98,8 @@ def _categories_or_reprs(reprs: list) -> list:
 
 def _read_entry(
     entry: Any, i: int, dumped: bool, read_categories: Callable[[list], list]
-) -> Dimension:
+) -> tuple[str, Dimension]:
+    """The name of entry ``i`` and its dimension."""
     if not isinstance(entry, Mapping):
         raise ValueError(f"dimension {i} must be a table with name and type, got {entry!r}")
     name = entry.get("name")
@@ -106,7 +107,7 @@ def _read_entry(
         raise ValueError(f"dimension {i} needs a name (a string), got {name!r}")
     # A dumped condition holds numbers, read once every dimension exists.
     active_if = None if dumped else entry.get("active_if")
-    return Dimension.from_dict(entry, active_if=active_if, read_categories=read_categories)
+    return name, Dimension.from_dict(entry, active_if=active_if, read_categories=read_categories)
 
 
 def _conditions_from_numbers(dims: list[Dimension], entries: list) -> list[Dimension]:
@@ -131,8 +132,8 @@ def _conditions_from_numbers(dims: list[Dimension], entries: list) -> list[Dimen
 
 def read_description(
     description: Mapping[str, Any], object_categories: str = "raise"
-) -> tuple[list[Dimension], bool]:
-    """The dimensions a space description gives, and whether the space's points are dicts.
+) -> list[Dimension] | dict[str, Dimension]:
+    """The dimensions a space description gives, as :class:`~treebo.space.Space` takes them.
 
     Parameters
     ----------
@@ -147,14 +148,15 @@ def read_description(
 
     Returns
     -------
-    dimensions : list of Dimension
-        Named, with their conditions.
-    points_are_dicts : bool
+    dict of str -> Dimension, or list of Dimension
+        The named dimensions with their conditions: a dict by name when the
+        space's points are dicts, else a list.
 
     Raises
     ------
     ValueError
-        Naming the entry that is not a valid dimension.
+        Naming the entry that is not a valid dimension, or the names that
+        two entries share.
     """
     if object_categories not in OBJECT_CATEGORIES:
         raise ValueError(
@@ -181,7 +183,14 @@ def read_description(
     else:
         read_categories = _categories_or_reprs
     entries = description["dimensions"]
-    dims = [_read_entry(entry, i, dumped, read_categories) for i, entry in enumerate(entries)]
-    if not dumped:
-        return dims, True
-    return _conditions_from_numbers(dims, entries), bool(description["points_are_dicts"])
+    named = [_read_entry(entry, i, dumped, read_categories) for i, entry in enumerate(entries)]
+    names = [name for name, _ in named]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+    dims = [dim for _, dim in named]
+    if dumped:
+        dims = _conditions_from_numbers(dims, entries)
+        if not description["points_are_dicts"]:
+            return dims
+    return dict(zip(names, dims))

@@ -149,6 +149,16 @@ class Dimension:
     def encode(self, values: Sequence[Any]) -> np.ndarray:
         """Encode ``n`` values into an array of shape ``(n, n_columns)``.
 
+        Parameters
+        ----------
+        values : sequence
+            ``n`` user-facing values of the dimension.
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+            In ``[0, 1]``.
+
         Raises
         ------
         ValueError
@@ -157,7 +167,18 @@ class Dimension:
         raise NotImplementedError
 
     def decode(self, columns: np.ndarray) -> list:
-        """Decode an array of shape ``(n, n_columns)`` into ``n`` values."""
+        """Decode an array of shape ``(n, n_columns)`` into ``n`` values.
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension (any points of the unit cube).
+
+        Returns
+        -------
+        list
+            ``n`` user-facing values.
+        """
         raise NotImplementedError
 
     def decode_numbers(self, columns: np.ndarray) -> np.ndarray:
@@ -194,17 +215,41 @@ class Dimension:
         A float for a real, an int for an integer or binary, the category's
         index for a categorical: what :meth:`Space.point_to_json
         <treebo.space.Space.point_to_json>` stores and conditions compare.
+
+        Parameters
+        ----------
+        value : object
+            A value of the dimension.
+
+        Returns
+        -------
+        int or float
         """
         raise NotImplementedError
 
     def from_number(self, number: Any) -> Any:
         """The value that :meth:`to_number` wrote as ``number`` (not checked; see
-        :meth:`number_problem`)."""
+        :meth:`number_problem`).
+
+        Parameters
+        ----------
+        number : int or float
+            A number as :meth:`to_number` gives it.
+
+        Returns
+        -------
+        object
+        """
         return number
 
     def number_problem(self, number: Any) -> str | None:
         """What is wrong with a stored number for this dimension, or None if it is one of
         the numbers :meth:`to_number` writes.
+
+        Parameters
+        ----------
+        number : object
+            A number as it was read from storage.
 
         Returns
         -------
@@ -226,7 +271,7 @@ class Dimension:
     def _from_fields(
         cls,
         entry: Mapping[str, Any],
-        name: str,
+        name: str | None,
         active_if: Any,
         read_categories: Callable[[list], list],
     ) -> Dimension:
@@ -235,7 +280,18 @@ class Dimension:
 
     # -- shared -----------------------------------------------------------------------------
     def snap(self, columns: np.ndarray) -> np.ndarray:
-        """Map encoded columns onto the encodings of feasible values."""
+        """Map encoded columns onto the encodings of feasible values.
+
+        Parameters
+        ----------
+        columns : ndarray of shape (n, n_columns)
+            Encoded rows of this dimension (any points of the unit cube).
+
+        Returns
+        -------
+        ndarray of shape (n, n_columns)
+            ``encode(decode(columns))``.
+        """
         return self.encode(self.decode(columns))
 
     def evenly_spaced(self, n_points: int) -> np.ndarray:

@@ -19,7 +19,7 @@ import math
 import numbers
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -155,9 +155,25 @@ class _NumberRange(Dimension):
 
     is_numeric = True
     description_keys = frozenset({"low", "high", "prior"})
+    #: Integer bounds (ints) rather than real ones (floats).
+    _integer_bounds: ClassVar[bool]
     low: Any
     high: Any
     prior: str
+
+    def __init__(
+        self,
+        low: Any,
+        high: Any,
+        prior: str | None = None,
+        *,
+        log: bool = False,
+        name: str | None = None,
+        active_if: Mapping[str, Any] | None = None,
+    ):
+        super().__init__(name, active_if)
+        self.low, self.high = _check_bounds(low, high, name, integer=self._integer_bounds)
+        self.prior = _check_prior(prior, log, name)
 
     def _key(self) -> tuple:
         return (self.low, self.high, self.prior, self.name, self._active_key())
@@ -177,7 +193,7 @@ class _NumberRange(Dimension):
     def _from_fields(
         cls,
         entry: Mapping[str, Any],
-        name: str,
+        name: str | None,
         active_if: Any,
         read_categories: Callable[[list], list],
     ) -> Dimension:
@@ -224,6 +240,7 @@ class Real(_NumberRange):
     """
 
     is_discrete = False
+    _integer_bounds = False
 
     def __init__(
         self,
@@ -235,9 +252,7 @@ class Real(_NumberRange):
         name: str | None = None,
         active_if: Mapping[str, Any] | None = None,
     ):
-        super().__init__(name, active_if)
-        self.low, self.high = _check_bounds(low, high, name, integer=False)
-        self.prior = _check_prior(prior, log, name)
+        super().__init__(low, high, prior, log=log, name=name, active_if=active_if)
         if self.prior == "log-uniform" and self.low <= 0:
             raise ValueError(
                 f"{dimension_label(name)}: a log-uniform prior needs low > 0, got low={low!r}"
@@ -338,6 +353,8 @@ class Integer(_NumberRange):
         space built from a dict.
     """
 
+    _integer_bounds = True
+
     def __init__(
         self,
         low: int,
@@ -348,9 +365,7 @@ class Integer(_NumberRange):
         name: str | None = None,
         active_if: Mapping[str, Any] | None = None,
     ):
-        super().__init__(name, active_if)
-        self.low, self.high = _check_bounds(low, high, name, integer=True)
-        self.prior = _check_prior(prior, log, name)
+        super().__init__(low, high, prior, log=log, name=name, active_if=active_if)
         label = dimension_label(name)
         if self.prior == "log-uniform" and self.low < 1:
             raise ValueError(f"{label}: a log-uniform prior needs low >= 1, got low={low!r}")

@@ -3,12 +3,13 @@
 :class:`Space` turns user-facing points (lists, or dicts by name) into rows of
 the unit cube and back, snaps any row onto the feasible points, samples, and
 enumerates a discrete space. What a single dimension does is left to the
-dimension classes; what conditions do, to :mod:`treebo.space.conditions`.
+dimension classes; what conditions do, to :mod:`treebo.space.conditions`; the
+form of user-facing points, to :mod:`treebo.space.points`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,7 @@ from .conditions import (
 )
 from .description import dimension_from_spec, read_description
 from .dimension import Dimension
-
-# A dimension absent from a point: a marker no user value equals.
-_ABSENT = object()
+from .points import ABSENT, check_point_sequence, make_points, point_values
 
 
 class SpaceExhausted(RuntimeError):
@@ -81,24 +80,26 @@ class Space:
     def __init__(self, dimensions: Sequence[Any] | Mapping[str, Any]):
         if isinstance(dimensions, Space):
             dimensions = dimensions._as_given()
+        dims: list[Dimension] = []
+        names: list[str] = []
         if isinstance(dimensions, Mapping):
             self._points_are_dicts = True
-            dims = []
-            for key, dim in dimensions.items():
+            for key, spec in dimensions.items():
                 if not isinstance(key, str):
                     raise ValueError(f"dimension names must be strings, got {key!r}")
-                dim = dimension_from_spec(dim, key)
+                dim = dimension_from_spec(spec, key)
                 if dim.name is not None and dim.name != key:
                     raise ValueError(
                         f"dimension {key!r} is named {dim.name!r} inside; the names must agree"
                     )
                 dims.append(dim.replace(name=key))
+                names.append(key)
         elif isinstance(dimensions, Sequence) and not isinstance(dimensions, (str, bytes)):
             self._points_are_dicts = False
-            dims = []
-            for i, dim in enumerate(dimensions):
-                dim = dimension_from_spec(dim, f"x{i}")
+            for i, spec in enumerate(dimensions):
+                dim = dimension_from_spec(spec, f"x{i}")
                 dims.append(dim if dim.name is not None else dim.replace(name=f"x{i}"))
+                names.append(dim.name if dim.name is not None else f"x{i}")
         else:
             raise ValueError(
                 "dimensions must be a list of dimensions or a dict of name -> "
@@ -106,20 +107,19 @@ class Space:
             )
         if not dims:
             raise ValueError("dimensions must not be empty")
-        names = [d.name for d in dims]
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
         self._conditional = any(d.active_if for d in dims)
         if self._conditional:
             if not self._points_are_dicts:
-                name = next(d.name for d in dims if d.active_if)
+                name = next(n for n, d in zip(names, dims) if d.active_if)
                 raise ValueError(
                     f"dimension {name!r} has active_if, which needs a space built "
                     "from a dict of name -> dimension (its points are dicts, so "
                     "an inactive dimension can be left out); got a list"
                 )
-            dims, self._conditions, self._order = resolve_conditions(dims)
+            dims, self._conditions, self._order = resolve_conditions(dims, names)
         else:
             self._conditions = [()] * len(dims)
             self._order = list(range(len(dims)))
@@ -146,7 +146,7 @@ class Space:
     def __len__(self) -> int:
         return self.n_dims
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Dimension]:
         return iter(self.dimensions)
 
     def __eq__(self, other: object) -> bool:
@@ -170,7 +170,7 @@ class Space:
             return conditional_cardinality(
                 [d.cardinality for d in self.dimensions], self._conditions, self._order
             )
-        total = 1
+        total: float = 1
         for dim in self.dimensions:
             total *= dim.cardinality
         return total
@@ -181,7 +181,17 @@ class Space:
         return all(d.is_discrete for d in self.dimensions)
 
     def columns_of(self, name_or_index: str | int) -> slice:
-        """The encoded columns that belong to one dimension."""
+        """The encoded columns that belong to one dimension.
+
+        Parameters
+        ----------
+        name_or_index : str or int
+            The dimension's name, or its position in :attr:`names`.
+
+        Returns
+        -------
+        slice
+        """
         return self._slices[self._index_of(name_or_index)]
 
     def _index_of(self, name_or_index: str | int) -> int:
@@ -305,36 +315,9 @@ class Space:
 
     # -- points <-> arrays ---------------------------------------------------
     def _point_values(self, point: Any) -> list:
-        if self._points_are_dicts:
-            if not isinstance(point, Mapping):
-                raise ValueError(
-                    f"points of this space are dicts with keys {self.names}, got {point!r}"
-                )
-            unknown = [k for k in point if k not in self.names]
-            if unknown:
-                raise ValueError(f"unknown dimension(s) {unknown}; known: {self.names}")
-            if self._conditional:
-                # Which absent dimensions are allowed to be absent depends on the
-                # parents' values; _encode_with_activity checks that.
-                return [point.get(n, _ABSENT) for n in self.names]
-            missing = [n for n in self.names if n not in point]
-            if missing:
-                raise ValueError(f"point {point!r} is missing dimension(s) {missing}")
-            return [point[n] for n in self.names]
-        if (
-            isinstance(point, Mapping)
-            or isinstance(point, (str, bytes))
-            or not isinstance(point, Sequence | np.ndarray)
-        ):
-            raise ValueError(
-                f"points of this space are lists of {self.n_dims} values, got {point!r}"
-            )
-        if len(point) != self.n_dims:
-            raise ValueError(
-                f"point {list(point)!r} has {len(point)} values; the space has "
-                f"{self.n_dims} dimensions {self.names}"
-            )
-        return list(point)
+        # In a conditional space, absent dimensions are ABSENT: whether they may be
+        # absent depends on the parents' values, which _encode_with_activity checks.
+        return point_values(point, self.names, self._points_are_dicts, self._conditional)
 
     def encode(self, points: Sequence[Any]) -> np.ndarray:
         """Encode user-facing points.
@@ -356,8 +339,7 @@ class Space:
 
     def _encode_with_activity(self, points: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode`, and the active mask of shape (n_points, n_dims)."""
-        if isinstance(points, Mapping) or (len(points) > 0 and self._is_single_point(points)):
-            raise ValueError("encode expects a sequence of points; wrap a single point in a list")
+        check_point_sequence(points, self._points_are_dicts)
         rows = [self._point_values(p) for p in points]
         X = np.empty((len(rows), self.n_columns))
         active = np.ones((len(rows), self.n_dims), dtype=bool)
@@ -375,7 +357,7 @@ class Space:
             X[~active[:, j], cols] = INACTIVE
             which = np.flatnonzero(active[:, j])
             values = [rows[i][j] for i in which]
-            absent = [i for i, value in zip(which, values) if value is _ABSENT]
+            absent = [int(i) for i, value in zip(which, values) if value is ABSENT]
             if absent:
                 raise ValueError(
                     f"point {points[absent[0]]!r} is missing dimension(s) "
@@ -390,15 +372,6 @@ class Space:
         """`` (because kernel = 'poly')``, for error messages."""
         reasons = [f"{self.names[p]} = {point[self.names[p]]!r}" for p, _ in self._conditions[j]]
         return f" (because {' and '.join(reasons)})" if reasons else ""
-
-    def _is_single_point(self, points: Sequence[Any]) -> bool:
-        first = points[0]
-        if self._points_are_dicts:
-            return isinstance(first, str)
-        # A list of scalars is one point, not a list of points.
-        return not isinstance(first, (Sequence, np.ndarray, Mapping)) or isinstance(
-            first, (str, bytes)
-        )
 
     def decode(self, X: np.ndarray) -> list:
         """Decode encoded rows into user-facing points.
@@ -415,15 +388,8 @@ class Space:
         """
         X = self._check_array(X, "X")
         columns = [dim.decode(X[:, cols]) for dim, cols in zip(self.dimensions, self._slices)]
-        if self._conditional:
-            active = self._activity(X)
-            return [
-                {n: values[i] for n, values, on in zip(self.names, columns, active[i]) if on}
-                for i in range(len(X))
-            ]
-        if self._points_are_dicts:
-            return [dict(zip(self.names, values)) for values in zip(*columns)]
-        return [list(values) for values in zip(*columns)]
+        active = self._activity(X) if self._conditional else None
+        return make_points(columns, self.names, self._points_are_dicts, active)
 
     def snap(self, X: np.ndarray) -> np.ndarray:
         """Move encoded rows onto the encodings of feasible points.
@@ -468,7 +434,20 @@ class Space:
         return self.decode(self.sample_encoded(n_points, rng))
 
     def sample_encoded(self, n_points: int, rng: np.random.Generator) -> np.ndarray:
-        """Encoded version of :meth:`sample`: an array of shape (n_points, n_columns)."""
+        """Encoded version of :meth:`sample`: an array of shape (n_points, n_columns).
+
+        Parameters
+        ----------
+        n_points : int
+            Points to draw, ``>= 0``.
+        rng : numpy.random.Generator
+            Draws ``n_points * n_columns`` uniforms.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_columns)
+            Snapped draws.
+        """
         if (
             isinstance(n_points, bool)
             or not isinstance(n_points, (int, np.integer))
@@ -615,5 +594,4 @@ class Space:
         ValueError
             Naming the entry that is not a valid dimension.
         """
-        dims, points_are_dicts = read_description(description, object_categories)
-        return cls({dim.name: dim for dim in dims} if points_are_dicts else dims)
+        return cls(read_description(description, object_categories))

@@ -72,7 +72,14 @@ class Storage:
         raise NotImplementedError
 
     def create(self, meta: dict[str, Any]) -> None:
-        """Record the description of a new study."""
+        """Record the description of a new study.
+
+        Parameters
+        ----------
+        meta : dict
+            Key -> JSON-serializable value: the format version, the space
+            description, the settings, the seed and the random streams' states.
+        """
         raise NotImplementedError
 
     def load_meta(self) -> dict[str, Any]:
@@ -80,11 +87,26 @@ class Storage:
         raise NotImplementedError
 
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
-        """Record newly asked (or re-offered) trials and update ``meta`` with ``state``."""
+        """Record newly asked (or re-offered) trials and update ``meta`` with ``state``.
+
+        Parameters
+        ----------
+        trials : sequence of Trial
+            The trials asked: new ones, or pending ones offered again.
+        state : dict
+            Key -> JSON-serializable value written into ``meta`` (the random
+            streams' states after the ask).
+        """
         raise NotImplementedError
 
     def record_tell(self, trial: Trial) -> None:
-        """Record a told trial."""
+        """Record a told trial.
+
+        Parameters
+        ----------
+        trial : Trial
+            A trial whose value (or failure) has been told.
+        """
         raise NotImplementedError
 
     def close(self) -> None:

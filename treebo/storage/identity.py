@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
 from typing import Any
 
@@ -191,11 +192,21 @@ def space_description(space: Space) -> dict:
     sorted (a set's ``repr`` follows its hash order, which changes with
     ``PYTHONHASHSEED``) and object addresses are removed (a category without a
     stable ``repr`` would make every reopening look like a different space).
+
+    Parameters
+    ----------
+    space : Space
+        The space to describe.
+
+    Returns
+    -------
+    dict
+        :meth:`Space.to_dict`'s form.
     """
     desc = space.to_dict()
     for entry, dim in zip(desc["dimensions"], space.dimensions):
         if "categories" in entry:
-            entry["categories"] = [_canonical_repr(c) for c in dim.categories]
+            entry["categories"] = [_canonical_repr(c) for c in dim.values()]
     return desc
 
 
@@ -245,16 +256,28 @@ def _canonical_repr(value: Any) -> str:
         pairs = sorted((_canonical_repr(k), _canonical_repr(v)) for k, v in value.items())
         return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
     if type(value) is tuple:
-        items = [_canonical_repr(v) for v in value]
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        parts = [_canonical_repr(v) for v in value]
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
     if type(value) is list:
         return f"[{', '.join(_canonical_repr(v) for v in value)}]"
     return _stable_repr(repr(value))
 
 
 def stable_params(params: dict) -> dict:
-    """Estimator parameters as JSON-safe, address-free reprs (for comparison)."""
-    out = {}
+    """Estimator parameters as JSON-safe, address-free reprs (for comparison).
+
+    Parameters
+    ----------
+    params : dict
+        Parameter name -> value.
+
+    Returns
+    -------
+    dict
+        By name, in sorted order: bools, ints, strings, None and finite floats
+        as they are, anything else as its ``repr`` without object addresses.
+    """
+    out: dict[str, int | float | str | None] = {}
     for key in sorted(params):
         value = params[key]
         if isinstance(value, (bool, int, str)) or value is None:
@@ -266,8 +289,29 @@ def stable_params(params: dict) -> dict:
     return out
 
 
-def check_same_study(path: Any, meta: dict, space: dict, settings: dict, seed: int | None) -> None:
-    """Raise :class:`StorageMismatchError` naming what differs from the stored study."""
+def check_same_study(
+    path: str | os.PathLike[str], meta: dict, space: dict, settings: dict, seed: int | None
+) -> None:
+    """Raise :class:`StorageMismatchError` naming what differs from the stored study.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The storage, for messages.
+    meta : dict
+        The stored study's ``meta``.
+    space : dict
+        The given space's description (:func:`space_description`).
+    settings : dict
+        The given settings, as they are stored.
+    seed : int or None
+        The given seed; None when none was given (the stored one is adopted).
+
+    Raises
+    ------
+    StorageMismatchError
+        If the format version, the space, the settings or the seed differ.
+    """
     if meta.get("format_version") != FORMAT_VERSION:
         raise StorageMismatchError(
             f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "

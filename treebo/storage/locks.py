@@ -18,8 +18,10 @@ from .base import StorageLockedError
 
 try:  # POSIX only; elsewhere the lock is skipped (documented).
     import fcntl
+
+    _HAVE_FLOCK = True
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    _HAVE_FLOCK = False
 
 __all__ = ["StudyLock"]
 
@@ -141,7 +143,7 @@ class StudyLock:
             If a lock file is a symbolic link or not a regular file, or the
             lock directory is not private to this user.
         """
-        if fcntl is None:  # pragma: no cover - Windows
+        if not _HAVE_FLOCK:  # pragma: no cover - Windows
             return
         real = Path(os.path.realpath(self.path))
         real.parent.mkdir(parents=True, exist_ok=True)

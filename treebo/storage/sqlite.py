@@ -179,10 +179,10 @@ def _access_error(path: Path, error: sqlite3.Error, *, writing: bool) -> Storage
     return StorageAccessError(f"storage {name!r} cannot be {action}: {text}")
 
 
-def _os_access_error(path: Path, error: OSError) -> OSError:
+def _os_access_error(path: Path, error: OSError) -> OSError | StorageAccessError:
     """``error`` as a :class:`StorageAccessError` naming the study and the file, if it is
     one of the access or disk errors; any other OSError unchanged."""
-    cause = _DISK_ERRNOS.get(error.errno)
+    cause = None if error.errno is None else _DISK_ERRNOS.get(error.errno)
     if cause is None:
         return error
     if error.errno in (errno.EACCES, errno.EPERM):
@@ -326,7 +326,7 @@ class SQLiteStorage(Storage):
         return {"path": self.path, "lock": self.lock, "space": self._space}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], lock=state["lock"])
+        SQLiteStorage.__init__(self, state["path"], lock=state["lock"])
         self._space = state.get("space")
 
     @property
@@ -339,6 +339,16 @@ class SQLiteStorage(Storage):
 
         With ``read_only=True`` nothing is written (no lock, no schema, no
         journal-mode change), so a study can be read while it runs.
+
+        Parameters
+        ----------
+        read_only : bool, default False
+            Only read the study.
+
+        Returns
+        -------
+        SQLiteStorage
+            This storage.
         """
         if self._conn is not None:
             return self
@@ -448,7 +458,14 @@ class SQLiteStorage(Storage):
         return {key: json.loads(value) for key, value in rows}
 
     def create(self, meta: dict[str, Any]) -> None:
-        """Write the description of a new study (one transaction)."""
+        """Write the description of a new study (one transaction).
+
+        Parameters
+        ----------
+        meta : dict
+            Key -> JSON-serializable value: the format version, the space
+            description, the settings, the seed and the random streams' states.
+        """
         meta = {"created_at": time.time(), **meta}
         self._write(
             [
@@ -478,7 +495,17 @@ class SQLiteStorage(Storage):
         return trials
 
     def open_study(self, space: Space) -> dict[str, Any]:
-        """Open the study (taking the lock): its ``meta``, empty for a new study."""
+        """Open the study (taking the lock): its ``meta``, empty for a new study.
+
+        Parameters
+        ----------
+        space : Space
+            The optimizer's space; trials are stored and read against it.
+
+        Returns
+        -------
+        dict
+        """
         self.open()
         self._space = space
         return self.load_meta()
@@ -491,7 +518,7 @@ class SQLiteStorage(Storage):
         the file, the trial and the problem.
         """
         space = self._opened_space()
-        trials = []
+        trials: list[Trial] = []
         for row in self.load_trials():
             if row["number"] != len(trials):
                 raise ValueError(
@@ -523,7 +550,16 @@ class SQLiteStorage(Storage):
 
     def record_ask(self, trials: Sequence[Trial], state: dict[str, Any]) -> None:
         """Insert (or, for re-offered pending trials, update) trials and save
-        the random-stream states, in one transaction."""
+        the random-stream states, in one transaction.
+
+        Parameters
+        ----------
+        trials : sequence of Trial
+            The trials asked: new ones, or pending ones offered again.
+        state : dict
+            Key -> JSON-serializable value written into ``meta`` (the random
+            streams' states after the ask).
+        """
         statements = [_upsert(self._row(t)) for t in trials]
         statements += [
             ("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
@@ -532,7 +568,13 @@ class SQLiteStorage(Storage):
         self._write(statements)
 
     def record_tell(self, trial: Trial) -> None:
-        """Insert or update one told trial, in one transaction."""
+        """Insert or update one told trial, in one transaction.
+
+        Parameters
+        ----------
+        trial : Trial
+            A trial whose value (or failure) has been told.
+        """
         self._write([_upsert(self._row(trial))])
 
     def _opened_space(self) -> Space:
