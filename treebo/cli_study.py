@@ -42,12 +42,29 @@ __all__ = [
 
 
 def is_user_target(target: str | None) -> bool:
-    """Whether a ``minimize`` target names a user's function rather than a problem."""
+    """Whether a ``minimize`` target names a user's function rather than a problem.
+
+    Parameters
+    ----------
+    target : str or None
+        The target argument: ``FILE.py:FUNCTION`` or ``MODULE:FUNCTION`` (a
+        user's function, the ones with a colon), or a problem name.
+
+    Returns
+    -------
+    bool
+    """
     return target is not None and ":" in target
 
 
 def add_objective_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``minimize`` options for a user's objective (see :func:`minimize_user`)."""
+    """The ``minimize`` options for a user's objective (see :func:`minimize_user`).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The ``minimize`` subcommand's parser; the options are added to it.
+    """
     p.add_argument(
         "--command",
         metavar="CMD",
@@ -143,7 +160,22 @@ def _objective(args: argparse.Namespace) -> tuple[Callable[..., Any], Space]:
 
 
 def minimize_user(args: argparse.Namespace) -> int:
-    """``treebo minimize FILE.py:FUNCTION | MODULE:FUNCTION | --command CMD``."""
+    """``treebo minimize FILE.py:FUNCTION | MODULE:FUNCTION | --command CMD``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``treebo minimize`` (with the options of
+        :func:`add_objective_arguments`).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 (after printing why) when the study is in
+        use by another process, the objective's errors stopped the run, or
+        no evaluation succeeded. Bad arguments raise ``ValueError``, which
+        :func:`treebo.cli.main` reports.
+    """
     from . import minimize
     from .failures import ObjectiveError
     from .storage import StorageLockedError
@@ -318,7 +350,19 @@ def add_show_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """``treebo ask``: print ``{"trial": N, "x": {...}}`` and record the trial as pending."""
+    """``treebo ask``: print ``{"trial": N, "x": {...}}`` and record the trial as pending.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``treebo ask``.
+
+    Returns
+    -------
+    int
+        The exit status, 0; errors raise, for :func:`treebo.cli.main` to
+        report.
+    """
     from .objective import load_space_file
     from .shared_study import ask
 
@@ -329,7 +373,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_tell(args: argparse.Namespace) -> int:
-    """``treebo tell``: record a pending trial's value (or ``--failed``)."""
+    """``treebo tell``: record a pending trial's value (or ``--failed``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``treebo tell``.
+
+    Returns
+    -------
+    int
+        The exit status, 0; errors raise, for :func:`treebo.cli.main` to
+        report.
+    """
     from .shared_study import tell
 
     if (args.value is None) == (args.failed is None):
@@ -347,7 +403,19 @@ def cmd_tell(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """``treebo show``: the best trial and a table of every trial."""
+    """``treebo show``: the best trial and a table of every trial.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``treebo show``.
+
+    Returns
+    -------
+    int
+        The exit status, 0; errors raise, for :func:`treebo.cli.main` to
+        report.
+    """
     from .shared_study import jsonable, read_shared
 
     meta, rows = read_shared(args.storage)

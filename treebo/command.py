@@ -152,7 +152,20 @@ class CommandObjective:
         return f"CommandObjective({' '.join(self.parts)!r})"
 
     def arguments(self, x: Mapping[str, Any] | Sequence[Any]) -> list[str]:
-        """The command line for point ``x`` (a dict by name, or a list in ``names`` order)."""
+        """The command line for point ``x``, with its values in the placeholders.
+
+        Parameters
+        ----------
+        x : dict or sequence
+            The point: a dict by dimension name, or a sequence in ``names``
+            order. A dimension missing from it fills its placeholders with an
+            empty string.
+
+        Returns
+        -------
+        list of str
+            The arguments to run (``["/bin/sh", "-c", text]`` with ``shell``).
+        """
         values = dict(x) if isinstance(x, Mapping) else dict(zip(self.names, x))
         if self.shell:
             filled = _Missing({k: _Quoted(v) for k, v in values.items()})
@@ -161,6 +174,11 @@ class CommandObjective:
 
     def __call__(self, x: Mapping[str, Any] | Sequence[Any]) -> float:
         """Run the command for point ``x`` and return its value.
+
+        Parameters
+        ----------
+        x : dict or sequence
+            As for :meth:`arguments`.
 
         Raises
         ------

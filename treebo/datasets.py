@@ -62,7 +62,9 @@ _SPECS: dict[str, _Spec] = {
 class Example1D:
     """A one-dimensional regression example with a test grid.
 
-    Attributes
+    Made by :func:`make_1d_example`; the fields are read-only.
+
+    Parameters
     ----------
     name : str
         ``"few"``, ``"many"`` or ``"cubic"``.
@@ -96,6 +98,15 @@ class Example1D:
 
         Trees do not depend on this affine map; the GP's length-scale bounds
         are stated in these encoded units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, 1)
+            Inputs in the example's own units (``X_train`` or ``X_test``).
+
+        Returns
+        -------
+        ndarray of shape (n_points, 1)
         """
         low, high = self.domain
         return (np.asarray(X, dtype=float) - low) / (high - low)

@@ -295,9 +295,12 @@ def epistemic_share(prediction: Prediction) -> float:
 class UncertaintyReport:
     """Uncertainty diagnostics of one surrogate on one set of points.
 
-    Attributes
+    Made by :func:`uncertainty_report`; the fields are read-only.
+
+    Parameters
     ----------
     n_points : int
+        Number of points diagnosed.
     epistemic_share : float
         See :func:`epistemic_share`.
     nll : float or None

@@ -91,7 +91,7 @@ def check_catch(catch: Any) -> tuple[type[Exception], ...] | None:
 class Failure:
     """An exception the objective raised, as it travels back from the evaluation.
 
-    Attributes
+    Parameters
     ----------
     text : str
         ``"Type: message"``, as the trial's error records it.
@@ -234,7 +234,19 @@ class FailureWatch:
 
     # -- decisions ------------------------------------------------------------------
     def check(self, trial: Trial) -> str | None:
-        """Warn at the run's first failure; the reason to stop the run after ``trial``, or None."""
+        """Warn at the run's first failure; the reason to stop the run after ``trial``, or None.
+
+        Parameters
+        ----------
+        trial : Trial
+            A trial just told through :meth:`tell_trial`.
+
+        Returns
+        -------
+        str or None
+            Why the run stops, or None to go on;
+            :meth:`raise_if_stopped` raises the matching exception.
+        """
         failure = self._failures.pop(trial.number, None)
         if failure is not None and not failure.caught:
             self._error = self._uncaught(trial, failure)

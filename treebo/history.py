@@ -61,30 +61,36 @@ def _interrupt_deferred() -> Iterator[None]:
 class Trial:
     """One proposed or evaluated point.
 
-    Attributes
+    Made and kept up to date by the optimizer
+    (:meth:`~treebo.Optimizer.ask_trials`, :attr:`~treebo.Optimizer.trials`):
+    read the fields, do not set them.
+
+    Parameters
     ----------
     number : int
         Position in the optimizer's history, from 0.
     x : list or dict
         The user-facing point.
-    status : {"pending", "complete", "failed"}
+    x_encoded : ndarray of shape (n_columns,)
+        The point encoded in the unit cube (:meth:`~treebo.Space.encode`).
+    status : {"pending", "complete", "failed"}, default "pending"
         ``pending`` between ``ask`` and ``tell``.
-    value : float or None
+    value : float or None, default None
         The objective value; ``None`` unless complete.
-    error : str or None
+    error : str or None, default None
         Why the evaluation failed.
-    origin : {"initial", "model", "random", "user"}
+    origin : {"initial", "model", "random", "user"}, default "user"
         How the point was chosen: initial design, surrogate + acquisition,
         random fallback, or given by the user (told without being asked, or
         an ``x0`` point of :func:`minimize`).
-    fit_time, acq_time : float
+    fit_time, acq_time : float, default 0.0
         Seconds spent fitting the surrogate and optimizing the acquisition to
         propose this point (0 for points not proposed by the model).
-    asked_at, told_at : float or None
+    asked_at, told_at : float or None, default None
         Wall-clock timestamps (``time.time()``) of ``ask`` and ``tell``.
-    seed : int or None
+    seed : int or None, default None
         The ``random_state`` of the surrogate fit that proposed the point.
-    eval_time : float or None
+    eval_time : float or None, default None
         Seconds the objective ran, measured where it ran (``minimize`` only).
     """
 
@@ -302,7 +308,13 @@ class History:
 
     # -- changes --------------------------------------------------------------------
     def append(self, trial: Trial) -> None:
-        """Add the next trial (``trial.number == len(self)``)."""
+        """Add the next trial.
+
+        Parameters
+        ----------
+        trial : Trial
+            Numbered ``len(self)``, in any status.
+        """
         n = len(self.trials)
         if n == len(self._encoded):
             self._encoded = np.concatenate([self._encoded, np.empty_like(self._encoded)])
@@ -351,7 +363,18 @@ class History:
         return trial
 
     def truncate(self, n: int) -> None:
-        """Forget the pending trials numbered ``n`` and above (an ask that failed)."""
+        """Forget the pending trials numbered ``n`` and above (an ask that failed).
+
+        Parameters
+        ----------
+        n : int
+            The number of the first trial to forget.
+
+        Raises
+        ------
+        ValueError
+            When one of those trials is not pending.
+        """
         dropped = self.trials[n:]
         if any(t.status != "pending" for t in dropped):
             raise ValueError("only pending trials can be forgotten")
@@ -439,7 +462,22 @@ class History:
     def find(
         self, x: Any, encoded: np.ndarray | None = None, *, pending_only: bool = False
     ) -> Trial | None:
-        """The first trial at the point ``x`` (only pending ones if ``pending_only``)."""
+        """The first trial at the point ``x``, or None.
+
+        Parameters
+        ----------
+        x : list or dict
+            A user-facing point; a trial matches when its ``x`` equals it or
+            its encoded point equals ``encoded``.
+        encoded : ndarray of shape (n_columns,), optional
+            ``x`` encoded, when the caller has it (default: encoded here).
+        pending_only : bool, default False
+            Look only at pending trials.
+
+        Returns
+        -------
+        Trial or None
+        """
         if encoded is None:
             encoded = self.space.encode([x])[0]
         # Match on the user-facing values too: a real decoded from a candidate and
@@ -493,7 +531,19 @@ class History:
         return self._encoded[: len(self.trials)]
 
     def unseen(self, X: np.ndarray) -> np.ndarray:
-        """The distinct rows of ``X`` that are no trial's point, in order."""
+        """The distinct rows of ``X`` that are no trial's point, in order.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_points, n_columns)
+            Encoded points.
+
+        Returns
+        -------
+        ndarray of shape (n_unseen, n_columns)
+            The first occurrence of each distinct row that is neither
+            evaluated nor pending.
+        """
         X = X[unique_rows(X, self.hash_weights)]
         return X[~rows_in(X, self.encoded(), self.hash_weights)]
 
@@ -527,7 +577,23 @@ def _same_point(a: Any, b: Any) -> bool:
 
 
 def as_value(y: Any) -> tuple[float | None, str | None]:
-    """(value, None) for a finite number, (None, reason) otherwise."""
+    """(value, None) for a finite number, (None, reason) otherwise.
+
+    Parameters
+    ----------
+    y : object
+        What an objective returned: a real number (Python, numpy or
+        :class:`decimal.Decimal`), or an object holding one number (a
+        one-element array, pandas Series or tensor). ``bool`` is not a number.
+
+    Returns
+    -------
+    value : float or None
+        ``y`` as a float, or None when it is not a finite number.
+    reason : str or None
+        Why ``y`` is not a value (the error text of the failed trial), or
+        None.
+    """
     if y is None:
         return None, "objective returned None"
     if hasattr(y, "__array__") and not isinstance(y, (numbers.Number, np.generic)):

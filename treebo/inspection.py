@@ -82,7 +82,9 @@ Source = OptimizeResult | str | os.PathLike
 class PartialDependence:
     """The partial dependence of the objective on one dimension.
 
-    Attributes
+    Made by :func:`partial_dependence`; the fields are read-only.
+
+    Parameters
     ----------
     name : str
         The dimension.
@@ -107,7 +109,9 @@ class PartialDependence:
 class PartialDependence2D:
     """The partial dependence of the objective on a pair of dimensions.
 
-    Attributes
+    Made by :func:`partial_dependence_2d`; the fields are read-only.
+
+    Parameters
     ----------
     names : tuple of str
         The two dimensions ``(first, second)``.
@@ -127,9 +131,11 @@ class PartialDependence2D:
 
 @dataclass(frozen=True)
 class Importance:
-    """Main-effect importance of every dimension (see :func:`parameter_importance`).
+    """Main-effect importance of every dimension.
 
-    Attributes
+    Made by :func:`parameter_importance`; the fields are read-only.
+
+    Parameters
     ----------
     names : list of str
         The dimensions, in the space's order.

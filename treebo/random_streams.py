@@ -56,7 +56,19 @@ class RandomStreams:
         }
 
     def restore(self, states: dict) -> None:
-        """Set the model and acquisition streams to saved :meth:`states`."""
+        """Set the model and acquisition streams to saved :meth:`states`.
+
+        Parameters
+        ----------
+        states : dict
+            As returned by :meth:`states`: the ``"rng_model"`` and
+            ``"rng_acquisition"`` bit-generator states.
+
+        Raises
+        ------
+        ValueError
+            When a saved state is not one of an allowed bit generator.
+        """
         self.model = _generator(states["rng_model"])
         self.acquisition = _generator(states["rng_acquisition"])
 
@@ -66,6 +78,12 @@ class RandomStreams:
 
     def load_meta(self, meta: dict) -> None:
         """Continue the streams of a stored study (:meth:`to_meta`).
+
+        Parameters
+        ----------
+        meta : dict
+            As returned by :meth:`to_meta`: the seed, the design stream's
+            initial state and the other streams' states.
 
         Raises
         ------

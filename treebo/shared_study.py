@@ -214,8 +214,22 @@ def _by_name(space: Space, x: Any) -> dict:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` with numpy numbers as Python numbers and tuples as lists; anything
-    else that JSON cannot hold as its ``repr``."""
+    """``value`` in the types JSON holds.
+
+    Numpy numbers become Python numbers, tuples lists and dict keys strings,
+    in nested containers too; anything else JSON cannot hold becomes its
+    ``repr``.
+
+    Parameters
+    ----------
+    value : object
+        A value of a point, a setting or a result (a number, string, None, or
+        a dict, list or tuple of them).
+
+    Returns
+    -------
+    object
+    """
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -98,7 +98,19 @@ def check_strategy(strategy: Any) -> str:
 
 
 def check_failure_value(failure_value: Any) -> str | float:
-    """``failure_value`` if it is ``"worst"`` or a finite number, else a ValueError naming it."""
+    """``failure_value`` if it is ``"worst"`` or a finite number, else a ValueError naming it.
+
+    Parameters
+    ----------
+    failure_value : "worst" or float
+        The value failed evaluations are given in the surrogate's training
+        data (see :func:`training_values`).
+
+    Returns
+    -------
+    "worst" or float
+        ``failure_value`` as given (an int stays an int).
+    """
     if failure_value == "worst" and isinstance(failure_value, str):
         return failure_value
     if (

@@ -228,7 +228,21 @@ def _row_hash(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
-    """Indices of the first occurrence of every distinct row of X, in order."""
+    """Indices of the first occurrence of every distinct row of X, in order.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_columns)
+    rng_weights : ndarray of shape (n_columns,)
+        Weights of the row hash that brings equal rows together: a random
+        draw (e.g. standard normal) kept fixed for a study. A hash match is
+        confirmed by comparing the rows.
+
+    Returns
+    -------
+    ndarray of int, shape (n_distinct,)
+        Increasing row indices into ``X``.
+    """
     if len(X) <= 1:
         return np.arange(len(X))
     h = _row_hash(X, rng_weights)
@@ -241,7 +255,19 @@ def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
 
 
 def rows_in(X: np.ndarray, Y: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows of X that equal some row of Y."""
+    """Boolean mask of the rows of X that equal some row of Y.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_columns)
+    Y : ndarray of shape (n_other, n_columns)
+    rng_weights : ndarray of shape (n_columns,)
+        As for :func:`unique_rows`.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows,)
+    """
     mask = np.zeros(len(X), dtype=bool)
     if len(X) == 0 or len(Y) == 0:
         return mask

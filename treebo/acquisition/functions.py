@@ -182,7 +182,27 @@ ACQUISITIONS: dict[str, dict[str, float]] = {
 
 
 def check_acquisition(name: str, params: dict | None) -> dict[str, float]:
-    """Validate an acquisition name and its parameters; return the full parameter set."""
+    """Validate an acquisition name and its parameters; return the full parameter set.
+
+    Parameters
+    ----------
+    name : {"ei", "pi", "lcb"}
+        The acquisition, as for :func:`acquisition_score`.
+    params : dict or None
+        Parameters to override: ``xi`` for ``"ei"`` and ``"pi"``, ``kappa``
+        for ``"lcb"``; each a finite number >= 0. ``None`` keeps the defaults.
+
+    Returns
+    -------
+    dict of str to float
+        Every parameter of the acquisition, the defaults updated by ``params``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a parameter the acquisition does not take, or a
+        value that is not a finite number >= 0.
+    """
     if name not in ACQUISITIONS:
         raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
     params = dict(params or {})

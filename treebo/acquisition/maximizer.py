@@ -164,7 +164,20 @@ class AcquisitionMaximizer:
         return chosen, "model"
 
     def uses_lbfgs(self, model: PredictiveModel, space: Space) -> bool:
-        """Whether to polish with L-BFGS-B (``acq_optimizer``) for this model and space."""
+        """Whether to polish with L-BFGS-B (``acq_optimizer``) for this model and space.
+
+        Parameters
+        ----------
+        model : PredictiveModel
+            The fitted model whose prediction is scored; with
+            ``acq_optimizer="auto"``, polishing is on when ``model.smooth``.
+        space : Space
+            Without a real dimension there is nothing to polish.
+
+        Returns
+        -------
+        bool
+        """
         has_real = any(not d.is_discrete for d in space.dimensions)
         if self.acq_optimizer == "sampling" or not has_real:
             return False

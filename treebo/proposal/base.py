@@ -36,7 +36,10 @@ __all__ = ["StepData", "Proposal", "Step", "ModelStep"]
 class StepData:
     """Everything one proposal is made from.
 
-    Attributes
+    Made by :class:`~treebo.proposal.ProposalPipeline` for each proposal of
+    an ``ask`` and read by the steps.
+
+    Parameters
     ----------
     space : Space
     X : ndarray of shape (n_points, n_columns)
@@ -77,7 +80,19 @@ class StepData:
     fallback: Callable[[], np.ndarray]
 
     def incumbent(self, z: np.ndarray) -> int:
-        """Row of the best complete point under targets ``z`` (the first of ties)."""
+        """Row of the best complete point under targets ``z`` (the first of ties).
+
+        Parameters
+        ----------
+        z : ndarray of shape (n_points,)
+            Targets of the rows of ``X`` (lower is better), e.g. ``values``
+            transformed by :func:`~treebo.targets.transform_targets`.
+
+        Returns
+        -------
+        int
+            A row of ``X`` whose evaluation is complete.
+        """
         told = np.flatnonzero(self.complete)
         return int(told[np.argmin(z[told])])
 
@@ -86,13 +101,15 @@ class StepData:
 class Proposal:
     """One proposed point and how it came about.
 
-    Attributes
+    Returned by :meth:`Step.propose`.
+
+    Parameters
     ----------
     point : ndarray of shape (n_columns,)
         Encoded.
     origin : {"model", "random"}
         Chosen by the acquisition, or the maximizer's random fallback.
-    fit_time, acq_time : float
+    fit_time, acq_time : float, default 0.0
         Seconds spent fitting the model and choosing the point.
     """
 
@@ -139,28 +156,93 @@ class ModelStep(Step):
     """A step that fits a model, scores candidates by the acquisition and takes the best."""
 
     def target_kind(self, data: StepData) -> str:
-        """The target transform of this step's model (default: the surrogate's)."""
+        """The target transform of this step's model (default: the surrogate's).
+
+        Parameters
+        ----------
+        data : StepData
+
+        Returns
+        -------
+        {"log", "standardize"}
+            The ``kind`` of :func:`~treebo.targets.transform_targets` that
+            turns ``data.values`` into the targets of :meth:`fit`.
+        """
         return data.target_kind
 
     def fit(self, data: StepData, z: np.ndarray) -> PredictiveModel:
-        """The model this step scores with (default: the surrogate, seeded, on all points)."""
+        """The model this step scores with (default: the surrogate, seeded, on all points).
+
+        Parameters
+        ----------
+        data : StepData
+        z : ndarray of shape (n_points,)
+            Targets of ``data.X`` (lower is better), transformed as
+            :meth:`target_kind` says.
+
+        Returns
+        -------
+        PredictiveModel
+            Fitted; it predicts on the scale of ``z``.
+        """
         model = clone(data.surrogate)
         if data.seed is not None:
             model.set_params(random_state=data.seed)
         return model.fit(data.X, z)
 
     def candidates(self, data: StepData, incumbent: int) -> np.ndarray:
-        """The unseen candidates this step scores (default: the ask's shared pool)."""
+        """The unseen candidates this step scores (default: the ask's shared pool).
+
+        Parameters
+        ----------
+        data : StepData
+        incumbent : int
+            Row of ``data.X`` of the best complete point
+            (:meth:`StepData.incumbent`).
+
+        Returns
+        -------
+        ndarray of shape (n_candidates, n_columns)
+            Encoded points, none evaluated or pending.
+        """
         return data.pool
 
     def adjust(
         self, prediction: Prediction, candidates: np.ndarray, data: StepData, model: PredictiveModel
     ) -> Prediction:
-        """The prediction the acquisition scores (default: the model's own)."""
+        """The prediction the acquisition scores (default: the model's own).
+
+        Parameters
+        ----------
+        prediction : Prediction
+            The model's prediction at ``candidates``, on the scale of the
+            targets.
+        candidates : ndarray of shape (n_points, n_columns)
+            The encoded points predicted.
+        data : StepData
+        model : PredictiveModel
+            The model of :meth:`fit`.
+
+        Returns
+        -------
+        Prediction
+            Of the ``n_points`` candidates.
+        """
         return prediction
 
     def polish_bounds(self, data: StepData, incumbent: int) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds of L-BFGS-B polishing, per encoded column (default: the unit cube)."""
+        """Bounds of L-BFGS-B polishing, per encoded column (default: the unit cube).
+
+        Parameters
+        ----------
+        data : StepData
+        incumbent : int
+            As for :meth:`candidates`.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_columns,)
+        """
         n = data.space.n_columns
         return np.zeros(n), np.ones(n)
 

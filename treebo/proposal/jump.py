@@ -46,11 +46,21 @@ class JumpStep(RefineStep):
         self.jump_distance = check_real(jump_distance, "jump_distance")
 
     def jump_pool(self, data: StepData, incumbent: np.ndarray) -> np.ndarray:
-        """Far one-dimension jumps from the encoded ``incumbent``, shape (n_jumps, n_columns).
+        """Far one-dimension jumps from the encoded ``incumbent``.
 
-        At most ``n_jump_candidates`` rows (none when it is 0), each differing
-        from ``incumbent`` by at least ``jump_distance`` in some column; rows
-        may repeat or be taken already.
+        Parameters
+        ----------
+        data : StepData
+            Gives the space and the random stream.
+        incumbent : ndarray of shape (n_columns,)
+            The encoded point to jump from.
+
+        Returns
+        -------
+        ndarray of shape (n_jumps, n_columns)
+            At most ``n_jump_candidates`` rows (none when it is 0), each
+            differing from ``incumbent`` by at least ``jump_distance`` in some
+            column; rows may repeat or be taken already.
         """
         jumps = jump_candidates(data.space, incumbent[None, :], self.n_jump_candidates, data.rng)
         return jumps[np.abs(jumps - incumbent).max(axis=1) >= self.jump_distance]

@@ -111,7 +111,29 @@ class CandidatePool:
     def random_point(
         self, space: Space, unseen: UnseenFilter, rng: np.random.Generator
     ) -> np.ndarray:
-        """A uniformly random unseen point (encoded); SpaceExhausted when there is none."""
+        """A uniformly random unseen point (encoded).
+
+        Drawn from every point of a discrete space with at most
+        ``n_candidates`` points, otherwise from 1024 points of
+        :meth:`~treebo.Space.sample_encoded`.
+
+        Parameters
+        ----------
+        space : Space
+        unseen : callable
+            ``unseen(X)`` keeps the rows of ``X`` that are distinct and
+            neither evaluated nor pending.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of shape (n_columns,)
+
+        Raises
+        ------
+        SpaceExhausted
+            When none of those points is unseen.
+        """
         if space.cardinality <= self.n_candidates:
             pool = unseen(space.grid())
         else:

@@ -38,7 +38,17 @@ class RefineStep(ModelStep):
         )
 
     def variance_weight(self, smooth: bool) -> float:
-        """``distance_variance`` with ``"auto"`` resolved for a smooth or a tree model."""
+        """``distance_variance`` with ``"auto"`` resolved for a smooth or a tree model.
+
+        Parameters
+        ----------
+        smooth : bool
+            Whether the model is smooth (``model.smooth``, the GP).
+
+        Returns
+        -------
+        float
+        """
         if self.distance_variance == "auto":
             return 0.0 if smooth else 1.0
         return float(self.distance_variance)

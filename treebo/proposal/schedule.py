@@ -62,7 +62,19 @@ class CycleSchedule:
         }
 
     def resolved(self, smooth: bool) -> tuple[int, int, bool]:
-        """``explore_every``, ``jump_every`` and ``local_steps`` for a smooth or a tree model."""
+        """``explore_every``, ``jump_every`` and ``local_steps`` for a smooth or a tree model.
+
+        Parameters
+        ----------
+        smooth : bool
+            Whether the surrogate is smooth (``surrogate.smooth``, the GP):
+            it decides what ``"auto"`` means.
+
+        Returns
+        -------
+        explore_every, jump_every : int
+        local_steps : bool
+        """
         explore, jump, local = self.explore_every, self.jump_every, self.local_steps
         if explore == "auto":
             explore = 0 if smooth else 8
@@ -73,7 +85,20 @@ class CycleSchedule:
         return int(explore), int(jump), bool(local)
 
     def step_kind(self, n_model: int, smooth: bool) -> str:
-        """The kind of the proposal that follows ``n_model`` model-based ones."""
+        """The kind of the proposal that follows ``n_model`` model-based ones.
+
+        Parameters
+        ----------
+        n_model : int
+            Model-based proposals made so far.
+        smooth : bool
+            As for :meth:`resolved`.
+
+        Returns
+        -------
+        {"refine", "local", "explore", "jump"}
+            See :func:`cycle_step_kind`.
+        """
         return cycle_step_kind(n_model, *self.resolved(smooth))
 
 

@@ -67,7 +67,7 @@ N_JOBS = [
 class Prediction:
     """A predictive Normal per point, with its variance split in two.
 
-    Attributes
+    Parameters
     ----------
     mean : ndarray of shape (n_points,)
         Predictive mean, in the units of ``y``.
@@ -94,7 +94,8 @@ class Prediction:
         return len(self.mean)
 
 
-class PredictiveModel(Protocol):
+# A protocol is not instantiated: its signature is Protocol's (*args, **kwargs).
+class PredictiveModel(Protocol):  # numpydoc ignore=PR01
     """What a proposal step scores candidates with: a fitted :class:`Surrogate`, or a
     step's own model (e.g. the local step's GP in the incumbent's box)."""
 
@@ -102,7 +103,18 @@ class PredictiveModel(Protocol):
     smooth: bool
 
     def predict_dist(self, X: np.ndarray) -> Prediction:
-        """The predictive distribution at the encoded points ``X``, shape (n_points, n_columns)."""
+        """The predictive distribution at encoded points.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_points, n_columns)
+            Encoded points.
+
+        Returns
+        -------
+        Prediction
+            Each field of shape (n_points,).
+        """
         ...
 
 
@@ -184,7 +196,13 @@ class MixtureMoments:
         self.merge(batch)
 
     def merge(self, other: MixtureMoments) -> None:
-        """Fold in the members accumulated by another instance."""
+        """Fold in the members accumulated by another instance.
+
+        Parameters
+        ----------
+        other : MixtureMoments
+            Over the same points and other members; it is left unchanged.
+        """
         if other.count == 0:
             return
         if self.count == 0:
