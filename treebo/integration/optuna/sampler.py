@@ -1,61 +1,32 @@
-"""An Optuna sampler backed by treebo's surrogates: :class:`TreeBOSampler`.
-
-Needs Optuna (``pip install 'treebo[optuna]'``); importing this module
-without it raises an ImportError that names the extra. ``import treebo``
-never imports Optuna.
-
-Every proposal refits from the study's trials as the storage holds them, so
-the sampler keeps no model between trials and any number of processes
-sharing one storage can use it (see :class:`TreeBOSampler`).
-"""
+"""The Optuna sampler: :class:`TreeBOSampler`."""
 
 from __future__ import annotations
 
-import decimal
-import hashlib
-import json
 import logging
-import math
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import intersection_search_space
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
 
-try:
-    from optuna.distributions import (
-        BaseDistribution,
-        CategoricalDistribution,
-        FloatDistribution,
-        IntDistribution,
-    )
-    from optuna.samplers import BaseSampler, RandomSampler
-    from optuna.search_space import intersection_search_space
-    from optuna.study import Study, StudyDirection
-    from optuna.trial import FrozenTrial, TrialState
-except ImportError as _error:
-    raise ImportError(
-        "treebo.integration.optuna needs Optuna; install it with: pip install 'treebo[optuna]'"
-    ) from _error
-
-from .._checks import check_choice, check_int
-from ..proposal import ProposalPipeline
-from ..space import Categorical, Dimension, Integer, Real, Space, SpaceExhausted
-from ..surrogates import Surrogate, as_surrogate
-from ..targets import Y_TRANSFORMS, check_failure_value, check_strategy
+from ..._checks import check_choice, check_int
+from ...proposal import ProposalPipeline
+from ...space import SpaceExhausted
+from ...surrogates import Surrogate, as_surrogate
+from ...targets import Y_TRANSFORMS, check_failure_value, check_strategy
+from .codec import Codec, joint_codecs
+from .publication import PROPOSAL_KEY, publish_proposal
+from .seeds import INDEPENDENT_STREAM, MODEL_STREAM, fresh_seed, name_words, stream_seed
+from .study_data import StudyData, whole_study
 
 __all__ = ["TreeBOSampler"]
 
 logger = logging.getLogger("treebo")
-
-#: System attribute of a trial that holds the number of chunks of its
-#: published proposal; the chunks are ``f"{PROPOSAL_KEY}:{i}"``, JSON text of
-#: ``{parameter name: internal representation}``.
-PROPOSAL_KEY = "treebo:proposal"
-
-# RDBStorage keeps a system attribute's value in a column of 2048 characters
-# (its JSON quoting included), so longer proposals are split.
-_CHUNK = 2000
 
 # Proposals made again when a trial running elsewhere turns out to hold the
 # same point; a collision needs two proposals racing in the same fraction of
@@ -69,269 +40,6 @@ _PIPELINE_KWARGS = tuple(
     for name in ProposalPipeline.setting_names()
     if name not in ("acquisition", "acquisition_params", "n_candidates")
 )
-
-# The dimension that holds a trial's budget (its last reported step, plus one)
-# when the study has pruned trials.
-_BUDGET = "treebo:budget"
-
-# Streams derived from (seed, trial number, purpose[, parameter]).
-_MODEL_STREAM, _INDEPENDENT_STREAM = 0, 1
-
-
-class _Codec:
-    """How the values of one Optuna distribution map to a treebo dimension and back.
-
-    Float and int distributions without a step become ``Real`` and
-    ``Integer`` (log-uniform when ``log``); a distribution with a step
-    becomes ``Integer(0, n)`` over the grid index ``k`` of
-    ``low + k * step`` (``n`` grid steps), so treebo sees the grid and never
-    proposes a value off it; a categorical becomes ``Categorical`` over the
-    choices' indices (Optuna's choices may repeat under ``==``, e.g. 1 and
-    True, which treebo's categories refuse).
-
-    Raises
-    ------
-    ValueError
-        When treebo's dimensions cannot encode the distribution (an interval
-        too narrow for float64, integer bounds beyond ``2**49``), or it is
-        not a float, int or categorical distribution.
-    """
-
-    def __init__(self, name: str, distribution: BaseDistribution):
-        if not isinstance(
-            distribution, (CategoricalDistribution, IntDistribution, FloatDistribution)
-        ):
-            raise ValueError(
-                f"{type(distribution).__name__} is not a float, int or categorical distribution"
-            )
-        self.distribution = distribution
-        self.step: tuple[decimal.Decimal, decimal.Decimal] | None = None
-        d = distribution
-        if isinstance(d, CategoricalDistribution):
-            self.dimension: Dimension = Categorical(range(len(d.choices)), name=name)
-        elif isinstance(d, IntDistribution) and d.step == 1:
-            self.dimension = Integer(d.low, d.high, log=bool(d.log), name=name)
-        elif isinstance(d, IntDistribution):
-            self.dimension = Integer(0, (d.high - d.low) // d.step, name=name)
-            self.step = (decimal.Decimal(d.low), decimal.Decimal(d.step))
-        elif isinstance(d, FloatDistribution) and d.step is None:
-            self.dimension = Real(d.low, d.high, log=bool(d.log), name=name)
-        else:
-            # Decimal on the shortest repr: the grid values are then the ones
-            # the user wrote (0.3, not 0.30000000000000004) and n is exact, as
-            # Optuna's own adjustment of high to the grid computes it.
-            low, step = decimal.Decimal(str(d.low)), decimal.Decimal(str(d.step))
-            self.dimension = Integer(
-                0, int((decimal.Decimal(str(d.high)) - low) // step), name=name
-            )
-            self.step = (low, step)
-
-    def to_treebo(self, value: Any) -> Any:
-        """The treebo value of the Optuna (external) ``value``."""
-        d = self.distribution
-        if isinstance(d, CategoricalDistribution):
-            return int(d.to_internal_repr(value))
-        if self.step is not None:
-            # The Decimals of the grid convert back to exactly d.low and d.step.
-            low, step = self.step
-            return int(round((float(value) - float(low)) / float(step)))
-        if isinstance(d, IntDistribution):
-            return int(value)
-        return float(value)
-
-    def to_optuna(self, value: Any) -> Any:
-        """The Optuna (external) value of the treebo ``value``."""
-        d = self.distribution
-        if isinstance(d, CategoricalDistribution):
-            return d.choices[int(value)]
-        if self.step is not None:
-            low, step = self.step
-            on_grid = low + int(value) * step
-            return int(on_grid) if isinstance(d, IntDistribution) else min(float(on_grid), d.high)
-        if isinstance(d, IntDistribution):
-            return int(value)
-        return min(max(float(value), d.low), d.high)
-
-
-def _codecs(search_space: Mapping[str, BaseDistribution]) -> dict[str, _Codec]:
-    """The codecs of the parameters treebo samples jointly: not single-valued, encodable."""
-    codecs = {}
-    for name, distribution in search_space.items():
-        if distribution.single():
-            continue
-        try:
-            codecs[name] = _Codec(name, distribution)
-        except ValueError as error:
-            logger.debug("parameter %r is left to the independent sampler: %s", name, error)
-    return codecs
-
-
-def _stream_seed(
-    seed: int, number: int, stream: int, words: Sequence[int] = (), dtype: type = np.uint64
-) -> int:
-    """A seed for one trial's stream, from the sampler's seed and the trial number only."""
-    sequence = np.random.SeedSequence([seed, number, stream, *words])
-    return int(sequence.generate_state(1, dtype)[0])
-
-
-def _name_words(name: str) -> list[int]:
-    # A stable digest: str hashes change from one process to the next.
-    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=16).digest()
-    return [int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little")]
-
-
-def _observation(
-    trial: FrozenTrial, codecs: Mapping[str, _Codec], sign: float
-) -> tuple[dict, float, int | None] | None:
-    """``(point, value, step)`` of a finished trial, or None when it is not modeled.
-
-    The value is on treebo's scale (minimized: ``sign`` is -1 for a
-    maximized study), NaN for a failure. ``step`` is the step of a pruned
-    trial's last intermediate value, the budget it was evaluated at; None
-    for a complete (full-budget) or failed trial. A trial is modeled when it
-    has every parameter of ``codecs`` with the same distribution.
-    """
-    step = None
-    if trial.state == TrialState.COMPLETE and trial.value is not None:
-        value = sign * trial.value
-    elif trial.state == TrialState.PRUNED and trial.intermediate_values:
-        step = max(trial.intermediate_values)
-        value = sign * trial.intermediate_values[step]
-    elif trial.state in (TrialState.PRUNED, TrialState.FAIL):
-        value = math.nan
-    else:
-        return None
-    point = {}
-    for name, codec in codecs.items():
-        if trial.distributions.get(name) != codec.distribution:
-            return None
-        try:
-            point[name] = codec.to_treebo(trial.params[name])
-        except (ValueError, TypeError, OverflowError):
-            return None
-    return point, (value if math.isfinite(value) else math.nan), step
-
-
-class _StudyData:
-    """The study's trials as encoded arrays for one proposal.
-
-    A pruned trial is an evaluation at a lower budget: when the study has
-    any, the space gains a budget dimension (an integer, log-scaled: the
-    trial's last reported step plus one), complete and pending trials sit at
-    the full budget (the largest reported step plus one), and proposals are
-    made at the full budget.
-    """
-
-    def __init__(
-        self,
-        trials: Sequence[FrozenTrial],
-        current: FrozenTrial,
-        codecs: Mapping[str, _Codec],
-        sign: float,
-        pending: bool,
-    ):
-        finished: list[tuple[dict, float, int | None]] = []
-        running: list[dict] = []
-        for t in trials:
-            if t.number == current.number:
-                continue
-            observed = _observation(t, codecs, sign)
-            if observed is not None:
-                finished.append(observed)
-            elif pending and t.state in (TrialState.RUNNING, TrialState.WAITING):
-                point = _pending_point(t, codecs)
-                if point is not None:
-                    running.append(point)
-        steps = [step for _, _, step in finished if step is not None]
-        reported = [max(t.intermediate_values) for t in trials if t.intermediate_values]
-        self.full = max(reported, default=0) + 1 if steps else None
-        if self.full is not None and self.full < 2:
-            self.full = 2  # every report at step 0: the full budget is past it
-        dims = {name: codec.dimension for name, codec in codecs.items()}
-        if self.full is not None:
-            dims[_BUDGET] = Integer(1, self.full, log=True)
-        self.space = Space(dims)
-        self.points = [point for point, _, _ in finished] + running
-        rows, values = [], []
-        for point, value, step in finished:
-            row = self._encode(point, step)
-            if row is not None:
-                rows.append(row)
-                values.append(value)
-        self.X = np.array(rows).reshape(-1, self.space.n_columns)
-        self.y = np.array(values, dtype=float)
-        lies = [row for row in (self._encode(point, None) for point in running) if row is not None]
-        self.pending = np.array(lies).reshape(-1, self.space.n_columns)
-        self.fixed = None
-        if self.full is not None:
-            full = Space([dims[_BUDGET]]).encode([[self.full]])[0, 0]
-            self.fixed = {self.space.columns_of(_BUDGET).start: float(full)}
-
-    def _encode(self, point: dict, step: int | None) -> np.ndarray | None:
-        if self.full is not None:
-            point = {**point, _BUDGET: self.full if step is None else min(step + 1, self.full)}
-        try:
-            return self.space.encode([point])[0]
-        except ValueError:  # a value outside the dimension: not modeled
-            return None
-
-    @property
-    def n_valued(self) -> int:
-        """Trials with a finite value at any budget; 0 without one at the full budget."""
-        finite = np.isfinite(self.y)
-        if self.fixed is not None:
-            ((column, value),) = self.fixed.items()
-            if not (finite & (self.X[:, column] == value)).any():
-                return 0
-        return int(finite.sum())
-
-    def decode(self, encoded: np.ndarray) -> dict:
-        point = self.space.decode(encoded[None, :])[0]
-        point.pop(_BUDGET, None)
-        return point
-
-
-def _published(trial: FrozenTrial) -> dict:
-    """The proposal a sampler published for ``trial`` ({} if none, or unreadable)."""
-    attrs = trial.system_attrs
-    count = attrs.get(PROPOSAL_KEY)
-    if not isinstance(count, int) or count < 1:
-        return {}
-    try:
-        proposal = json.loads("".join(attrs[f"{PROPOSAL_KEY}:{i}"] for i in range(count)))
-    except (KeyError, TypeError, ValueError):
-        # A proposal being rewritten by another process: treat it as unknown.
-        return {}
-    return proposal if isinstance(proposal, dict) else {}
-
-
-def _pending_point(trial: FrozenTrial, codecs: Mapping[str, _Codec]) -> dict | None:
-    """The point a running or waiting trial is (or will be) evaluated at, if all of it is known.
-
-    Per parameter: the value already suggested, else the value it was
-    enqueued with (``study.enqueue_trial``), else the value a sampler
-    published for it before the objective asked for it.
-    """
-    fixed = trial.system_attrs.get("fixed_params") or {}
-    published = None
-    point = {}
-    try:
-        for name, codec in codecs.items():
-            if name in trial.params:
-                if trial.distributions.get(name) != codec.distribution:
-                    return None
-                value = trial.params[name]
-            elif name in fixed:
-                value = fixed[name]
-            else:
-                published = _published(trial) if published is None else published
-                if name not in published:
-                    return None
-                value = codec.distribution.to_external_repr(published[name])
-            point[name] = codec.to_treebo(value)
-    except (ValueError, TypeError, IndexError, OverflowError):
-        return None
-    return point
 
 
 class TreeBOSampler(BaseSampler):
@@ -490,7 +198,7 @@ class TreeBOSampler(BaseSampler):
             n_candidates=n_candidates,
             **kwargs,
         )
-        self._seed = seed if seed is not None else _fresh_seed()
+        self._seed = seed if seed is not None else fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
         self._strategy = strategy
@@ -515,7 +223,7 @@ class TreeBOSampler(BaseSampler):
         Optuna calls this in each worker thread of ``study.optimize(n_jobs=k)``;
         proposals made after it no longer follow ``seed``.
         """
-        self._seed = _fresh_seed()
+        self._seed = fresh_seed()
         if self._independent_sampler is not None:
             self._independent_sampler.reseed_rng()
 
@@ -551,9 +259,9 @@ class TreeBOSampler(BaseSampler):
             dimensions cannot encode.
         """
         _check_single_objective(study)
-        study = _whole_study(study)
+        study = whole_study(study)
         space = intersection_search_space(study.get_trials(deepcopy=False), include_pruned=True)
-        codecs = _codecs(space)
+        codecs = joint_codecs(space)
         return {name: space[name] for name in codecs}
 
     def sample_relative(
@@ -578,11 +286,11 @@ class TreeBOSampler(BaseSampler):
             sampler then draws the parameters).
         """
         _check_single_objective(study)
-        codecs = _codecs(search_space)
+        codecs = joint_codecs(search_space)
         if not codecs:
             return {}
         with self._lock:
-            return self._propose(_whole_study(study), trial, codecs)
+            return self._propose(whole_study(study), trial, codecs)
 
     def sample_independent(
         self,
@@ -609,7 +317,7 @@ class TreeBOSampler(BaseSampler):
             trials = study.get_trials(deepcopy=False)
             # Not for the startup trials, nor for a trial that started during them
             # and asks for a parameter of the joint space later.
-            joint = _codecs(intersection_search_space(trials, include_pruned=True))
+            joint = joint_codecs(intersection_search_space(trials, include_pruned=True))
             n_complete = sum(t.state == TrialState.COMPLETE for t in trials)
             if n_complete >= self._n_startup_trials and param_name not in joint:
                 self._warned.add(param_name)
@@ -626,8 +334,8 @@ class TreeBOSampler(BaseSampler):
             return self._independent_sampler.sample_independent(
                 study, trial, param_name, param_distribution
             )
-        seed = _stream_seed(
-            self._seed, trial.number, _INDEPENDENT_STREAM, _name_words(param_name), dtype=np.uint32
+        seed = stream_seed(
+            self._seed, trial.number, INDEPENDENT_STREAM, name_words(param_name), dtype=np.uint32
         )
         return RandomSampler(seed=seed).sample_independent(
             study, trial, param_name, param_distribution
@@ -635,17 +343,17 @@ class TreeBOSampler(BaseSampler):
 
     # -- proposals ---------------------------------------------------------------------
     def _propose(
-        self, study: Study, trial: FrozenTrial, codecs: dict[str, _Codec]
+        self, study: Study, trial: FrozenTrial, codecs: dict[str, Codec]
     ) -> dict[str, Any]:
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         trials = study.get_trials(deepcopy=False)
         # The study's count of treebo proposals places this one in the schedule.
         n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs for t in trials)
-        rng = np.random.default_rng(_stream_seed(self._seed, trial.number, _MODEL_STREAM))
+        rng = np.random.default_rng(stream_seed(self._seed, trial.number, MODEL_STREAM))
         seed = int(rng.integers(np.iinfo(np.int32).max)) if self._surrogate.seeded else None
         params: dict[str, Any] = {}
         for _ in range(1 + _MAX_RETRIES):
-            data = _StudyData(trials, trial, codecs, sign, self._constant_liar)
+            data = StudyData(trials, trial, codecs, sign, self._constant_liar)
             if data.n_valued < max(self._n_startup_trials, 1):
                 return {}
             try:
@@ -674,14 +382,14 @@ class TreeBOSampler(BaseSampler):
                 return {}
             point = data.decode(proposal.point)
             params = {name: codec.to_optuna(point[name]) for name, codec in codecs.items()}
-            _publish(study, trial, codecs, params)
+            publish_proposal(study, trial, codecs, params)
             if not self._constant_liar:
                 return params
             # Another process may have proposed the same point while this one
             # was fitting: read the study again; of two colliding proposals, the
             # later one always sees the earlier.
             trials = study.get_trials(deepcopy=False)
-            others = _StudyData(trials, trial, codecs, sign, True).points
+            others = StudyData(trials, trial, codecs, sign, True).points
             if point not in others:
                 return params
             logger.info(
@@ -692,40 +400,6 @@ class TreeBOSampler(BaseSampler):
         return params
 
 
-def _publish(
-    study: Study, trial: FrozenTrial, codecs: Mapping[str, _Codec], params: Mapping[str, Any]
-) -> None:
-    """Write ``params`` into ``trial``'s system attributes for other workers to read."""
-    text = json.dumps(
-        {name: codecs[name].distribution.to_internal_repr(value) for name, value in params.items()}
-    )
-    chunks = [text[i : i + _CHUNK] for i in range(0, len(text), _CHUNK)]
-    # Optuna offers samplers no public way to annotate a trial; its own
-    # samplers write system attributes through the study's storage too.
-    storage, trial_id = study._storage, trial._trial_id
-    for i, chunk in enumerate(chunks):
-        storage.set_trial_system_attr(trial_id, f"{PROPOSAL_KEY}:{i}", chunk)
-    # The count last, so that a reader never finds a count without its chunks. A
-    # proposal made again may be read half rewritten: _published then fails to
-    # parse it and the trial counts as unknown for that one reading.
-    storage.set_trial_system_attr(trial_id, PROPOSAL_KEY, len(chunks))
-
-
-def _whole_study(study: Study) -> Study:
-    """The study itself, where Optuna passes a sampler the view of one Hyperband bracket.
-
-    Under ``HyperbandPruner``, Optuna shows samplers only the trials of the
-    current trial's bracket (a private ``_BracketStudy`` that keeps the whole
-    study as ``_study``). The budget-aware model uses every evaluation, as
-    BOHB does, so the sampler reads the whole study.
-    """
-    try:
-        whole = object.__getattribute__(study, "_study")
-    except AttributeError:
-        return study
-    return whole if isinstance(whole, Study) else study
-
-
 def _check_single_objective(study: Study) -> None:
     if len(study.directions) > 1:
         raise ValueError(
@@ -733,8 +407,3 @@ def _check_single_objective(study: Study) -> None:
             f"{len(study.directions)} (directions {study.directions}). Use a "
             "multi-objective sampler such as optuna.samplers.NSGAIISampler."
         )
-
-
-def _fresh_seed() -> int:
-    # Without an argument, SeedSequence draws its entropy from the OS as one int.
-    return int(cast(int, np.random.SeedSequence().entropy))
