@@ -859,3 +859,130 @@ def test_ask_and_tell_errors_and_show(tmp_path, capsys):
     rows = __import__("treebo.shared_study").shared_study.read_shared(db)[1]
     assert [r["status"] for r in rows] == ["complete", "failed", "complete", "complete"]
     assert rows[3]["value"] == pytest.approx(_loss(rows[3]["x"]), rel=1e-12)
+
+
+# -- multi-fidelity ----------------------------------------------------------------------------
+_TRAIN = """
+from treebo import Real
+
+def train(x, epochs):
+    # Fewer epochs look worse; the best learning rate is 0.3 at every budget.
+    return (x["lr"] - 0.3) ** 2 + 1.0 / epochs
+
+train.space = {"lr": Real(0.0, 1.0)}
+
+def train_reporting(x, epochs, report):
+    for epoch in range(1, epochs + 1):
+        report(epoch, (x["lr"] - 0.3) ** 2 + 1.0 / epoch)
+    return (x["lr"] - 0.3) ** 2 + 1.0 / epochs
+
+train_reporting.space = train.space
+"""
+
+_MF = ["--budget-param", "epochs", "--min-budget", "1", "--max-budget", "9"]
+
+
+def test_minimize_a_users_function_with_budgets(tmp_path, monkeypatch, capsys):
+    from treebo.storage import read_study
+
+    (tmp_path / "train.py").write_text(_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    argv = ["minimize", "train.py:train", *_MF, "--quiet", "--storage", "s.db"]
+    assert main([*argv, "--total-budget", "3", "--seed", "0"]) == 0
+    first = capsys.readouterr().out
+    assert "study s.db: 13 evaluations, 13 of them in this call" in first
+    # The same command with a larger total resumes the stored study (and its seed).
+    assert main([*argv, "--total-budget", "5"]) == 0
+    out = capsys.readouterr().out
+    trials = read_study(tmp_path / "s.db")["trials"]
+    budgets = [t["point"][-1] for t in trials]
+    values = [t["value"] for t in trials]
+    assert f"study s.db: {len(trials)} evaluations, {len(trials) - 13} of them in this call" in out
+    best = min(v for v, b in zip(values, budgets) if b == 9)
+    assert f"best value {best:.10g} at the max budget (epochs = 9)" in out
+    assert f"spent {sum(budgets) / 9:.4g} of 5 x max budget ({sum(budgets)} epochs)" in out
+    x = trials[values.index(best)]["point"][0]
+    assert f'x = {{"lr": {x}}}' in out
+    assert all(isinstance(b, int) for b in budgets) and set(budgets) <= {1, 3, 9}
+
+
+def test_minimize_with_budgets_maximizes_and_reports(tmp_path, monkeypatch, capsys):
+    (tmp_path / "train.py").write_text(
+        _TRAIN
+        + "\ndef score(x, epochs):\n    return -train(x, epochs)\nscore.space = train.space\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    common = [*_MF, "--total-budget", "4", "--seed", "0", "--quiet"]
+    assert main(["minimize", "train.py:train", *common]) == 0
+    low = capsys.readouterr().out
+    assert main(["minimize", "train.py:score", *common, "--maximize"]) == 0
+    high = capsys.readouterr().out
+    best = float(low.split("best value ")[1].split()[0])
+    assert f"best value {-best:.10g} at the max budget" in high
+    assert main(["minimize", "train.py:train_reporting", *common, "--intermediate"]) == 0
+    out = capsys.readouterr().out
+    reported = int(out.split(" intermediate values reported")[0].rsplit("\n", 1)[-1])
+    assert reported > 5
+
+
+def test_minimize_a_command_with_a_budget_placeholder(tmp_path, monkeypatch, capsys):
+    (tmp_path / "space.json").write_text(
+        json.dumps({"dimensions": [{"type": "Real", "name": "lr", "low": 0.0, "high": 1.0}]})
+    )
+    monkeypatch.chdir(tmp_path)
+    command = f'{sys.executable} -c "print(({{lr}} - 0.3) ** 2 + 1 / {{epochs}})"'
+    argv = ["minimize", "--command", command, "--space", "space.json", *_MF]
+    assert main([*argv, "--total-budget", "3", "--seed", "0", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "at the max budget (epochs = 9)" in out and "(epochs 1: 9, 3: 3, 9: 1)" in out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--max-budget", "9"], "missing: --budget-param, --min-budget, --total-budget"),
+        (["--budget-param", "epochs", "--min-budget", "1"], "missing: --max-budget"),
+        ([*_MF, "--total-budget", "3", "--n-calls", "20"], "--n-calls cannot be combined"),
+        ([*_MF, "--total-budget", "3", "--timeout", "5"], "--timeout applies to --command"),
+        ([*_MF, "--total-budget", "0"], "--total-budget must be a positive number"),
+        ([*_MF, "--total-budget", "3", "--eta", "1"], "--eta must be a number > 1"),
+        (
+            [
+                "--budget-param",
+                "epoch",
+                "--min-budget",
+                "1",
+                "--max-budget",
+                "9",
+                "--total-budget",
+                "3",
+            ],
+            "--budget-param: train.py:train has no parameter 'epoch'",
+        ),
+        (
+            [*_MF, "--total-budget", "3", "--intermediate"],
+            "--intermediate: train.py:train has no parameter 'report'",
+        ),
+        (
+            [*_MF[:4], "--max-budget", "0.5", "--total-budget", "3"],
+            "--min-budget must be at most --max-budget, got 1 and 0.5",
+        ),
+    ],
+)
+def test_minimize_with_budgets_names_the_bad_argument(
+    tmp_path, monkeypatch, capsys, extra, message
+):
+    (tmp_path / "train.py").write_text(_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    assert main(["minimize", "train.py:train", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_budget_options_are_refused_for_a_problem(capsys):
+    assert main(["minimize", "branin", "--budget-param", "epochs", "--max-budget", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "--budget-param, --max-budget: the problem 'branin' has no budget" in err
+    # Refused before the space file is read.
+    argv = ["minimize", "--command", "echo {lr}", "--space", "missing.json", *_MF]
+    assert main([*argv, "--total-budget", "3", "--intermediate"]) == 2
+    assert "--intermediate applies to a Python function" in capsys.readouterr().err

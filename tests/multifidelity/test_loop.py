@@ -203,16 +203,18 @@ if __name__ == "__main__":
 """
 
 
-def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monkeypatch):
-    (tmp_path / "run.py").write_text(textwrap.dedent(_KILLED_RUN))
+def _killed_run(tmp_path, monkeypatch, script):
+    """Run ``script`` as run.py in ``tmp_path`` until it kills itself; its module, to resume.
+
+    The resume happens in ``tmp_path`` with a file ``resumed`` there, which the
+    script reads to stop killing itself.
+    """
+    (tmp_path / "run.py").write_text(textwrap.dedent(script))
     env = {**os.environ, "PYTHONPATH": ROOT}
     done = subprocess.run(
         [sys.executable, "run.py"], cwd=tmp_path, env=env, capture_output=True, timeout=300
     )
-    assert done.returncode == -9
-    stored = read_study(tmp_path / "mf.db")["trials"]
-    assert len(stored) == 11 and sum(t["status"] == "pending" for t in stored) == 1
-
+    assert done.returncode == -9, done.stderr
     sys.path.insert(0, str(tmp_path))
     try:
         import run  # noqa: PLC0415 - the script's own objective, for the resume
@@ -221,6 +223,13 @@ def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monke
         sys.modules.pop("run", None)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "resumed").touch()
+    return run
+
+
+def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monkeypatch):
+    run = _killed_run(tmp_path, monkeypatch, _KILLED_RUN)
+    stored = read_study(tmp_path / "mf.db")["trials"]
+    assert len(stored) == 11 and sum(t["status"] == "pending" for t in stored) == 1
     resumed = minimize_multifidelity(run.func, SPACE, 1, 9, 5, 3, storage="mf.db", random_state=0)
     # 10 evaluations were told before the kill: only the 11th and later ones ran again.
     calls = (tmp_path / "calls").read_text().split()
@@ -229,3 +238,175 @@ def test_a_killed_run_resumes_from_its_records_and_loses_nothing(tmp_path, monke
     assert resumed.x_iters == uninterrupted.x_iters
     assert resumed.budgets == uninterrupted.budgets
     np.testing.assert_allclose(resumed.func_vals, uninterrupted.func_vals)
+
+
+def test_a_plain_run_still_gives_the_committed_benchmark_record():
+    # The records in benchmarks/results/multifidelity describe this code: the first
+    # evaluations of treebo_mf on mf_branin, seed 0, come out the same (a shorter run
+    # makes the same evaluations up to where it stops).
+    import gzip
+    import json
+
+    from treebo.problems.multifidelity import get_multifidelity_problem
+
+    path = os.path.join(ROOT, "benchmarks", "results", "multifidelity", "mf_branin.jsonl.gz")
+    with gzip.open(path, "rt") as handle:
+        records = [json.loads(line) for line in handle]
+    record = next(r for r in records if r["peer"] == "treebo_mf" and r["seed"] == 0)
+    problem = get_multifidelity_problem("mf_branin")
+    result = minimize_multifidelity(
+        problem,
+        problem.space,
+        problem.min_budget,
+        problem.max_budget,
+        6,
+        record["eta"],
+        random_state=0,
+    )
+    n = len(result.budgets)
+    assert n > 20 and result.budgets == record["budgets"][:n]
+    np.testing.assert_allclose(result.func_vals, record["values"][:n], rtol=1e-12)
+
+
+def _reporting(x, budget, report):
+    """_biased after each whole budget unit, reported as it goes."""
+    for b in range(1, budget + 1):
+        report(b, _biased(x, b))
+    return _biased(x, budget)
+
+
+def test_reported_values_reach_the_models_training_data(monkeypatch):
+    from treebo.multifidelity import ConfigurationModel
+
+    seen = []
+    rank = ConfigurationModel.rank
+
+    def spy(self, X, values, budget_column, rung_columns, rng):
+        seen.append((np.array(values), np.array(budget_column), np.array(rung_columns)))
+        return rank(self, X, values, budget_column, rung_columns, rng)
+
+    monkeypatch.setattr(ConfigurationModel, "rank", spy)
+    result = _run(_reporting, total=6, intermediate=True)
+    # The evaluations are charged as before; the reports cost nothing.
+    assert sum(result.budgets) / 9 <= 6 and result.spent == pytest.approx(sum(result.budgets) / 9)
+    assert set(result.reported_budgets) >= {2, 4, 5, 6, 7, 8}  # between the rungs 1, 3, 9
+    assert seen, "the model was never fitted"
+    values, budgets, rungs = seen[-1]
+    off_rung = ~np.isclose(budgets[:, None], rungs[None, :]).any(axis=1)
+    # Training rows off the rungs can only be reported values, and they are there.
+    assert off_rung.sum() >= 10
+    assert set(np.round(values[off_rung], 12)) <= set(np.round(result.reported_vals, 12))
+    # At the lowest rung too: 9 evaluations there, and the reports of the later
+    # bracket's configurations (which start at 3).
+    assert np.isclose(budgets, rungs[0]).sum() > result.budgets.count(1)
+
+
+def test_reports_are_one_value_per_configuration_and_budget():
+    result = _run(_reporting, total=6, intermediate=True)
+    key = lambda x, b: (tuple(x), b)  # noqa: E731
+    evaluated = [key(x, b) for x, b in zip(result.x_iters, result.budgets)]
+    reported = [key(x, b) for x, b in zip(result.reported_x, result.reported_budgets)]
+    assert len(set(reported)) == len(reported) and not set(reported) & set(evaluated)
+    # A report is of a configuration evaluated at a higher budget, never above it.
+    for x, b in zip(result.reported_x, result.reported_budgets):
+        assert any(x == y and b < c for y, c in zip(result.x_iters, result.budgets))
+    np.testing.assert_allclose(
+        result.reported_vals,
+        [_biased(x, b) for x, b in zip(result.reported_x, result.reported_budgets)],
+    )
+
+
+def test_bad_reports_fail_the_evaluation_or_the_observation():
+    def func(x, budget, report):
+        if x[0] > 0.6:
+            report(0, 1.0)  # below min_budget: report raises, the evaluation fails
+        if x[0] < -0.6 and budget > 1:
+            report(1.5, 1.0)  # integer budgets
+        if 0 < x[0] <= 0.6 and budget > 1:
+            report(budget - 1, math.nan)  # a failed observation; the evaluation goes on
+        return _biased(x, budget)
+
+    with pytest.warns(ObjectiveFailureWarning):
+        result = _run(func, total=6, intermediate=True)
+    errors = [e for e in result.errors if e]
+    assert any("budget must be a number from min_budget" in e and "got 0" in e for e in errors)
+    assert result.n_failed == len(errors)
+    nan_reports = np.isnan(result.reported_vals)
+    assert nan_reports.any() and np.isfinite(result.fun)
+    assert all(np.asarray(result.reported_x)[nan_reports][:, 0] > 0)
+    if any(x[0] < -0.6 and b > 1 for x, b in zip(result.x_iters, result.budgets)):
+        assert any("budget must be an integer" in e for e in errors)
+
+
+def test_intermediate_and_direction_are_checked():
+    with pytest.raises(ValueError, match="intermediate must be True or False"):
+        _run(intermediate=1)
+    with pytest.raises(ValueError, match="direction must be one of"):
+        _run(direction="up")
+
+
+def test_maximize_flips_the_values_and_keeps_the_schedule():
+    plain = _run(total=4)
+    flipped = _run(lambda x, b: -_biased(x, b), total=4, direction="maximize")
+    assert flipped.x_iters == plain.x_iters and flipped.budgets == plain.budgets
+    np.testing.assert_allclose(flipped.func_vals, -np.asarray(plain.func_vals))
+    assert flipped.fun == -plain.fun and flipped.direction == "maximize"
+
+
+_KILLED_REPORTING_RUN = """
+import os, signal, sys
+from treebo import Real, minimize_multifidelity
+from treebo.optimizer import Optimizer
+
+def func(x, budget, report):
+    with open("calls", "a") as f:
+        f.write(f"{budget}\\n")
+    for b in range(1, budget + 1):
+        report(b, (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2 - (9 - b) / 9)
+    return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2 - (9 - budget) / 9
+
+tell_trial = Optimizer.tell_trial
+
+def dying(self, trial, y, **kwargs):
+    # Dies after the reports of the first promotion (trial 9) are recorded, before its value.
+    if trial.number == 9 and not os.path.exists("resumed"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return tell_trial(self, trial, y, **kwargs)
+
+if __name__ == "__main__":
+    Optimizer.tell_trial = dying
+    minimize_multifidelity(func, [Real(-1.0, 1.0), Real(-1.0, 1.0)], 1, 9, 5, 3,
+                           storage="mf.db", random_state=0, intermediate=True)
+"""
+
+
+def test_a_run_killed_between_its_reports_and_its_value_resumes_equal(tmp_path, monkeypatch):
+    run = _killed_run(tmp_path, monkeypatch, _KILLED_REPORTING_RUN)
+    stored = read_study(tmp_path / "mf.db")["trials"]
+    # Nine evaluations at 1, the promotion at 3 pending, its report at 2 told.
+    assert [t["status"] for t in stored] == ["complete"] * 9 + ["pending", "complete"]
+    assert stored[10]["asked_at"] is None and stored[10]["point"][-1] == 2
+    resumed = minimize_multifidelity(
+        run.func, SPACE, 1, 9, 5, 3, storage="mf.db", random_state=0, intermediate=True
+    )
+    uninterrupted = minimize_multifidelity(
+        run.func, SPACE, 1, 9, 5, 3, random_state=0, intermediate=True
+    )
+    assert resumed.x_iters == uninterrupted.x_iters
+    assert resumed.budgets == uninterrupted.budgets
+    np.testing.assert_allclose(resumed.func_vals, uninterrupted.func_vals)
+    assert resumed.reported_x == uninterrupted.reported_x
+    assert resumed.reported_budgets == uninterrupted.reported_budgets
+    np.testing.assert_allclose(resumed.reported_vals, uninterrupted.reported_vals)
+    stored = read_study(tmp_path / "mf.db")["trials"]
+    assert len(stored) == len(resumed.budgets) + len(resumed.reported_budgets)
+
+
+def test_random_state_none_resumes_with_the_stored_seed(tmp_path):
+    db = tmp_path / "s.db"
+    first = minimize_multifidelity(_biased, SPACE, 1, 9, 2, storage=db)
+    resumed = minimize_multifidelity(_biased, SPACE, 1, 9, 4, storage=db)
+    seed = read_study(db)["meta"]["seed"]
+    uninterrupted = _run(total=4, random_state=seed)
+    assert resumed.x_iters[: len(first.x_iters)] == first.x_iters
+    assert resumed.x_iters == uninterrupted.x_iters and resumed.budgets == uninterrupted.budgets

@@ -21,13 +21,14 @@ import numbers
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_choice, check_real
 from ..failures import FailureWatch, GuardedObjective, check_catch
-from ..history import OptimizeResult, Trial
+from ..history import OptimizeResult, Trial, as_value
 from ..loop import MIN_SYSTEMATIC
 from ..optimizer import Optimizer
 from ..parallel import resolve_executor
@@ -68,6 +69,8 @@ def minimize_multifidelity(
     catch: type[Exception] | tuple | None = None,
     callback: Callable | None = None,
     verbose: bool = False,
+    intermediate: bool = False,
+    direction: str = "minimize",
 ) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
@@ -117,7 +120,8 @@ def minimize_multifidelity(
         ``budget`` dimension. If it already holds such a study, the run
         resumes: told evaluations are kept, evaluations left pending are run
         again first, and the schedule goes on where it stopped. Resume with
-        the same ``space``, budgets, ``eta``, ``surrogate`` and ``random_state``.
+        the same ``space``, budgets, ``eta``, ``surrogate`` and
+        ``random_state`` (None resumes with the stored seed).
     random_state : int >= 0 or None
         Makes the run reproducible (with one worker).
     model_budget : {"max", "highest"}, default "max"
@@ -136,6 +140,22 @@ def minimize_multifidelity(
         the run.
     verbose : bool, default False
         Print one line per evaluation.
+    intermediate : bool, default False
+        Call ``func(x, budget, report)``: an objective that trains
+        incrementally calls ``report(b, value)`` as its training passes a
+        budget ``b`` (``min_budget <= b <= budget``; an integer for integer
+        budgets), and each reported value becomes an observation of the model
+        at ``(x, b)``, recorded in the storage with the evaluation. A value at a
+        budget where ``x`` already has one (an earlier evaluation, an earlier
+        report, or this call's own ``budget``, whose value is the one
+        returned) is ignored. Reports are observations, not evaluations: they
+        cost nothing from ``total_budget`` and are never promoted; a NaN,
+        infinite or None value is a failed observation, and a budget outside
+        the range makes ``report`` raise ``ValueError`` (the evaluation fails,
+        as for any exception of ``func``).
+    direction : {"minimize", "maximize"}, default "minimize"
+        Whether ``func`` (and the values it reports) is minimized or
+        maximized. Stored with the study: a resume must give the same one.
 
     Returns
     -------
@@ -145,7 +165,10 @@ def minimize_multifidelity(
         ``func_vals``, ``budgets``, ``statuses`` and ``errors``: every told
         evaluation in the order it was started, the same configuration once
         per budget it reached. ``spent``: the sum of ``budgets`` over
-        ``max_budget``. ``space``, ``n_failed``, ``message``.
+        ``max_budget``. ``reported_x``, ``reported_budgets``,
+        ``reported_vals``: the values ``func`` reported (``intermediate``), in
+        the order they were recorded (NaN for a failed one). ``space``,
+        ``n_failed``, ``direction``, ``message``.
 
     Raises
     ------
@@ -166,6 +189,9 @@ def minimize_multifidelity(
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable or None, got {callback!r}")
     seed = _check_seed(random_state)
+    if not isinstance(intermediate, bool):
+        raise ValueError(f"intermediate must be True or False, got {intermediate!r}")
+    direction = check_choice(direction, "direction", ("minimize", "maximize"))
     resolve_executor(n_jobs, executor, None, dry_run=True)
     prototype = _surrogate(surrogate, surrogate_params)
 
@@ -178,8 +204,11 @@ def minimize_multifidelity(
         random_state=seed,
         storage=storage,
         resume_pending="keep",
+        direction=direction,
     )
     try:
+        if seed is None:  # a fresh seed for a new study, the stored one for a resume
+            seed = int(optimizer.storage.load_meta()["seed"])
         assert budget_dim.name is not None  # named by _augmented_space
         run = _Run(
             func,
@@ -196,6 +225,7 @@ def minimize_multifidelity(
             random_fraction,
             callback,
             verbose,
+            min_budget if intermediate else None,
         )
         return run.loop(n_jobs, executor)
     finally:
@@ -223,9 +253,9 @@ def _check_budgets(min_budget: Any, max_budget: Any) -> bool:
     return isinstance(min_budget, numbers.Integral) and isinstance(max_budget, numbers.Integral)
 
 
-def _check_seed(random_state: Any) -> int:
+def _check_seed(random_state: Any) -> int | None:
     if random_state is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
+        return None
     if (
         isinstance(random_state, bool)
         or not isinstance(random_state, numbers.Integral)
@@ -270,6 +300,71 @@ class _WithBudget:
         return self.func(*job)
 
 
+class _Reports:
+    """The ``report`` function an ``intermediate`` objective is given, and what it was told.
+
+    Parameters
+    ----------
+    low, high : int or float
+        The budgets a report may name: ``min_budget`` and the call's own budget.
+    integer : bool
+        Whether budgets are integers.
+    """
+
+    def __init__(self, low: Any, high: Any, integer: bool):
+        self.low, self.high, self.integer = low, high, integer
+        #: (budget, value or None, error or None) per call, in order.
+        self.told: list[tuple[Any, float | None, str | None]] = []
+
+    def __call__(self, budget: Any, value: Any) -> None:
+        if (
+            isinstance(budget, bool)
+            or not isinstance(budget, numbers.Real)
+            or not math.isfinite(budget)
+            or not self.low <= budget <= self.high
+        ):
+            raise ValueError(
+                f"report(budget, value): budget must be a number from min_budget to the "
+                f"budget of this evaluation, [{self.low!r}, {self.high!r}], got {budget!r}"
+            )
+        at = float(budget)
+        if self.integer and not at.is_integer():
+            raise ValueError(
+                f"report(budget, value): budget must be an integer (min_budget and "
+                f"max_budget are), got {budget!r}"
+            )
+        number, reason = as_value(value)
+        error = None if reason is None else f"reported {value!r} at budget {budget!r}"
+        self.told.append((int(at) if self.integer else at, number, error))
+
+
+@dataclass
+class _Outcome:
+    """What an ``intermediate`` evaluation sends back: its value (or Failure) and its reports."""
+
+    value: Any
+    reports: list
+
+
+class _Reporting:
+    """The guarded ``func(x, budget, report)`` as a one-argument callable returning an _Outcome.
+
+    The reports live outside the guard, so an evaluation that fails after
+    reporting still sends back what it reported.
+    """
+
+    def __init__(self, guarded: GuardedObjective, min_budget: Any, integer: bool):
+        self.guarded = guarded
+        self.min_budget = min_budget
+        self.integer = integer
+
+    def __call__(self, job: tuple[Any, Any]) -> _Outcome:
+        config, budget = job
+        reports = _Reports(self.min_budget, budget, self.integer)
+        value = self.guarded((config, budget, reports))
+        return _Outcome(value, reports.told)
+
+
 class _Run:
     """One multi-fidelity run: the schedule, the model and the evaluation loop."""
 
@@ -289,8 +384,18 @@ class _Run:
         random_fraction: float,
         callback: Callable | None,
         verbose: bool,
+        report_from: Any,
     ):
-        self.objective = GuardedObjective(_WithBudget(func), catch)
+        guarded = GuardedObjective(_WithBudget(func), catch)
+        #: min_budget for an ``intermediate`` objective (which reports), else None.
+        self.report_from = report_from
+        self.objective: Callable[[Any], Any] = (
+            guarded
+            if report_from is None
+            else _Reporting(
+                guarded, report_from, isinstance(optimizer.space.dimensions[-1], Integer)
+            )
+        )
         self.optimizer = optimizer
         self.space = space
         self.budget_name = budget_name
@@ -310,6 +415,7 @@ class _Run:
         in_memory = isinstance(optimizer.storage, InMemoryStorage)
         self.where = "" if in_memory else f" in {optimizer.storage.name}"
         self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, catch, self.where)
+        self.sign = -1.0 if optimizer.direction == "maximize" else 1.0
 
     # -- the points of the augmented space --------------------------------------------
     def split(self, x: Any) -> tuple[Any, Any]:
@@ -329,17 +435,29 @@ class _Run:
         executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
         schedule = RungSchedule(self.brackets, self.eta, asynchronous=n_workers > 1)
         configs: dict[str, Any] = {}
+        self.configs = configs  # key -> configuration, of every configuration evaluated
         todo: list[tuple[Trial, Job]] = []
+        self.seen: set[tuple[str, float]] = set()  # (key, budget) with a value or one coming
+        committed = 0.0
         for trial in self.optimizer.trials:  # a resumed study: rebuild the schedule
             config, budget = self.split(trial.x)
             key = self.key(config)
+            self.seen.add((key, float(budget)))
+            if _is_report(trial):
+                if key not in configs:
+                    raise ValueError(
+                        f"trial {trial.number} of the study{self.where} is a value told "
+                        "without being asked for a configuration never evaluated: it is "
+                        "not a study of minimize_multifidelity"
+                    )
+                continue
             configs[key] = config
+            committed += float(budget)
             job = schedule.record(key, budget)
             if trial.status == "pending":
                 todo.append((trial, job))
             else:
                 schedule.tell(job, trial.value if trial.status == "complete" else None)
-        committed = float(sum(self.split(t.x)[1] for t in self.optimizer.trials))
         in_flight: dict[cf.Future, tuple[Trial, Job, float]] = {}
         message = None
         try:
@@ -365,6 +483,7 @@ class _Run:
                             configs[job.key] = config
                         trial = self.optimizer.add_pending(self.join(configs[job.key], job.budget))
                         schedule.record(job.key, job.budget)
+                        self.seen.add((job.key, float(job.budget)))
                         committed += float(job.budget)
                     assert job.key is not None  # a promotion's key, or the new one above
                     future = executor.submit(self.objective, (configs[job.key], job.budget))
@@ -400,12 +519,18 @@ class _Run:
                 trial, None, error=f"{type(error).__name__}: {error}", eval_time=seconds
             )
         else:
+            if isinstance(value, _Outcome):
+                # Before the evaluation's own value: killed in between, the evaluation
+                # is still pending and runs again on resume, and its reports already
+                # recorded are then ignored as repeats.
+                self.record_reports(job, value.reports)
+                value = value.value
             self.watch.tell_trial(trial, value, eval_time=seconds)
         schedule.tell(job, trial.value if trial.status == "complete" else None)
         stop = self.watch.check(trial)
         result = self.result() if (self.verbose or self.callback is not None) else None
         if self.verbose and result is not None:
-            shown = f"{trial.value:.6g}" if trial.status == "complete" else "failed"
+            shown = "failed" if trial.value is None else f"{self.sign * trial.value:.6g}"
             print(
                 f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
                 f"best at max budget = {result.fun:.6g}",
@@ -420,6 +545,15 @@ class _Run:
         ):
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
+
+    def record_reports(self, job: Job, reports: list) -> None:
+        """Tell the values an evaluation reported, each as a trial told without being asked."""
+        assert job.key is not None
+        for budget, value, error in reports:
+            if (job.key, float(budget)) in self.seen:
+                continue
+            self.seen.add((job.key, float(budget)))
+            self.optimizer.tell(self.join(self.configs[job.key], budget), value, error=error)
 
     def new_configuration(self, configs: dict[str, Any]) -> Any:
         """A configuration not evaluated yet, from the model or at random; None if none is left."""
@@ -439,8 +573,9 @@ class _Run:
         return None
 
     def result(self) -> OptimizeResult:
-        told = [t for t in self.optimizer.trials if t.status != "pending"]
+        told = [t for t in self.optimizer.trials if t.status != "pending" and not _is_report(t)]
         points = [self.split(t.x) for t in told]
+        # trial.value is the minimized quantity: the optimizer negates a maximized value.
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
         budgets = [b for _, b in points]
         at_max = [
@@ -449,11 +584,13 @@ class _Run:
             if t.status == "complete" and b == self.max_budget
         ]
         best = min(at_max, key=lambda i: values[i]) if at_max else None
+        reported = [t for t in self.optimizer.trials if _is_report(t)]
+        reported_points = [self.split(t.x) for t in reported]
         return OptimizeResult(
             x=points[best][0] if best is not None else None,
-            fun=float(values[best]) if best is not None else math.nan,
+            fun=self.sign * float(values[best]) if best is not None else math.nan,
             x_iters=[c for c, _ in points],
-            func_vals=values,
+            func_vals=self.sign * values,
             budgets=budgets,
             statuses=[t.status for t in told],
             errors=[t.error for t in told],
@@ -461,9 +598,18 @@ class _Run:
                 [t.eval_time if t.eval_time is not None else math.nan for t in told]
             ),
             spent=float(sum(budgets)) / float(self.max_budget),
+            reported_x=[c for c, _ in reported_points],
+            reported_budgets=[b for _, b in reported_points],
+            reported_vals=self.sign
+            * np.array([t.value if t.status == "complete" else math.nan for t in reported]),
             space=self.space,
             n_failed=sum(t.status == "failed" for t in told),
             surrogate=self.optimizer.surrogate_name,
-            direction="minimize",
+            direction=self.optimizer.direction,
             message="",
         )
+
+
+def _is_report(trial: Trial) -> bool:
+    """Whether a trial is a reported value: told without being asked, where evaluations are."""
+    return trial.asked_at is None

@@ -1,5 +1,5 @@
 """The ``treebo`` subcommands for a user's own study: minimize a function or a command,
-ask, tell and show.
+ask, tell, show and report.
 
 ::
 
@@ -8,8 +8,10 @@ ask, tell and show.
     treebo ask --storage s.db --space space.toml   # {"trial": 0, "x": {"lr": 0.01}}
     treebo tell --storage s.db 0 0.231
     treebo show s.db
+    treebo report s.db -o report.html
 
-:mod:`treebo.cli` parses the arguments and hands them here.
+:mod:`treebo.cli` parses the arguments and hands them here; a study with
+budgets (``--budget-param``) is run by :mod:`treebo.cli.multifidelity`.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .history import OptimizeResult
-    from .space import Space
+    from ..history import OptimizeResult
+    from ..space import Space
 
 __all__ = [
     "is_user_target",
@@ -38,7 +40,16 @@ __all__ = [
     "cmd_ask",
     "cmd_tell",
     "cmd_show",
+    "add_report_arguments",
+    "cmd_report",
+    "objective",
+    "exception_class",
+    "print_objective_error",
+    "show_warning",
 ]
+
+#: Evaluations of ``treebo minimize FILE.py:FUNCTION`` when ``--n-calls`` is not given.
+DEFAULT_N_CALLS = 100
 
 
 def is_user_target(target: str | None) -> bool:
@@ -127,9 +138,15 @@ def _settings(args: argparse.Namespace) -> dict:
     return settings
 
 
-def _objective(args: argparse.Namespace) -> tuple[Callable[..., Any], Space]:
-    """The objective and its space, from the target or ``--command``, and ``--space``."""
-    from .objective import function_space, load_function, load_space_file
+def objective(
+    args: argparse.Namespace, budget_name: str | None = None
+) -> tuple[Callable[..., Any], Space]:
+    """The objective and its space, from the target or ``--command``, and ``--space``.
+
+    With ``budget_name``, a command may also use the placeholder ``{budget_name}``
+    (the budget of a multi-fidelity run), which must not name a dimension.
+    """
+    from ..objective import function_space, load_function, load_space_file
 
     space = load_space_file(args.space) if args.space else None
     if args.command_line is not None:
@@ -137,11 +154,19 @@ def _objective(args: argparse.Namespace) -> tuple[Callable[..., Any], Space]:
             raise ValueError(f"give either a target ({args.problem!r}) or --command, not both")
         if space is None:
             raise ValueError("--command needs --space FILE: the dimensions fill its placeholders")
-        from .command import CommandObjective
+        from ..command import CommandObjective
 
+        names = list(space.names)
+        if budget_name is not None:
+            if budget_name in names:
+                raise ValueError(
+                    f"--budget-param {budget_name!r} is also a dimension of the space; "
+                    "give the budget another name"
+                )
+            names.append(budget_name)
         return CommandObjective(
             args.command_line,
-            space.names,
+            names,
             json_field=args.json_field,
             timeout=args.timeout,
             shell=args.shell,
@@ -176,9 +201,9 @@ def minimize_user(args: argparse.Namespace) -> int:
         no evaluation succeeded. Bad arguments raise ``ValueError``, which
         :func:`treebo.cli.main` reports.
     """
-    from . import minimize
-    from .failures import ObjectiveError
-    from .storage import StorageLockedError
+    from .. import minimize
+    from ..failures import ObjectiveError
+    from ..storage import StorageLockedError
 
     for option, flag in (("out", "--out"), ("param", "--param")):
         if getattr(args, option, None):
@@ -188,10 +213,10 @@ def minimize_user(args: argparse.Namespace) -> int:
             )
     if args.preset != "default":
         raise ValueError("--preset applies to benchmark problems only")
-    func, space = _objective(args)
+    func, space = objective(args)
     # A command gets its own timeout, which kills the command; a function needs a worker.
     timeout = None if args.command_line is not None else args.timeout
-    catch = tuple(_exception_class(name) for name in args.catch) if args.catch else None
+    catch = tuple(exception_class(name) for name in args.catch) if args.catch else None
     made = [0]
 
     def count(result: OptimizeResult) -> None:
@@ -199,11 +224,11 @@ def minimize_user(args: argparse.Namespace) -> int:
 
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+            warnings.showwarning = show_warning
             result = minimize(
                 func,
                 space,
-                n_calls=args.n_calls,
+                n_calls=DEFAULT_N_CALLS if args.n_calls is None else args.n_calls,
                 storage=args.storage,
                 progress_bar=not args.quiet,
                 n_jobs=args.n_jobs,
@@ -216,14 +241,7 @@ def minimize_user(args: argparse.Namespace) -> int:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
         return 1
     except ObjectiveError as error:
-        _print_cause(error.__cause__)
-        print(f"treebo minimize: error: {error}", file=sys.stderr)
-        if isinstance(error.__cause__, Exception):
-            print(
-                f"treebo minimize: on the command line, --catch "
-                f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
-                file=sys.stderr,
-            )
+        print_objective_error(error)
         return 1
     n = len(result.func_vals)
     if args.storage:
@@ -243,7 +261,7 @@ def minimize_user(args: argparse.Namespace) -> int:
     return 0
 
 
-def _exception_class(name: str) -> type:
+def exception_class(name: str) -> type:
     """The exception class a ``--catch`` name gives: a builtin, or ``module.Name``."""
     import builtins
     import importlib
@@ -261,17 +279,29 @@ def _exception_class(name: str) -> type:
     return cls
 
 
+def print_objective_error(error: BaseException) -> None:
+    """Print, for the shell, why the objective stopped a run: its traceback and the remedy."""
+    _print_cause(error.__cause__)
+    print(f"treebo minimize: error: {error}", file=sys.stderr)
+    if isinstance(error.__cause__, Exception):
+        print(
+            f"treebo minimize: on the command line, --catch "
+            f"{_catch_name(type(error.__cause__))} makes such failures expected ones",
+            file=sys.stderr,
+        )
+
+
 def _catch_name(cls: type) -> str:
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 def _jsonable(value: Any) -> Any:
-    from .shared_study import jsonable
+    from ..shared_study import jsonable
 
     return jsonable(value)
 
 
-def _show_warning(
+def show_warning(
     message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None
 ) -> None:
     print(f"treebo: warning: {message}", file=sys.stderr, flush=True)
@@ -281,7 +311,7 @@ def _print_cause(cause: BaseException | None) -> None:
     """The traceback of the objective's exception, without treebo's own frames."""
     if cause is None or cause.__traceback__ is None:
         return
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parent.parent)  # treebo/
     frames = [
         f
         for f in traceback.extract_tb(cause.__traceback__)
@@ -297,7 +327,7 @@ def _print_cause(cause: BaseException | None) -> None:
 
 # -- ask, tell, show -------------------------------------------------------------------------
 def _wait_argument(p: argparse.ArgumentParser) -> None:
-    from .shared_study import WAIT
+    from ..shared_study import WAIT
 
     p.add_argument(
         "--wait",
@@ -363,8 +393,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         The exit status, 0; errors raise, for :func:`treebo.cli.main` to
         report.
     """
-    from .objective import load_space_file
-    from .shared_study import ask
+    from ..objective import load_space_file
+    from ..shared_study import ask
 
     space = load_space_file(args.space) if args.space else None
     settings = _settings(args)
@@ -386,7 +416,7 @@ def cmd_tell(args: argparse.Namespace) -> int:
         The exit status, 0; errors raise, for :func:`treebo.cli.main` to
         report.
     """
-    from .shared_study import tell
+    from ..shared_study import tell
 
     if (args.value is None) == (args.failed is None):
         raise ValueError("give the trial's VALUE, or --failed, but not both")
@@ -416,7 +446,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         The exit status, 0; errors raise, for :func:`treebo.cli.main` to
         report.
     """
-    from .shared_study import jsonable, read_shared
+    from ..shared_study import jsonable, read_shared
 
     meta, rows = read_shared(args.storage)
     if args.json:
@@ -469,3 +499,38 @@ def _table(rows: list[dict], names: list[str]) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
         for cells in [header, *body]
     )
+
+
+def add_report_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "storage_file",
+        metavar="STORAGE",
+        help="a study's storage file (--storage of minimize); read only, so it "
+        "may still be running",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the HTML page to write: one file with the figures embedded",
+    )
+    p.add_argument(
+        "--max-dimensions",
+        type=int,
+        default=6,
+        metavar="N",
+        help="dimensions in the partial-dependence and evaluation figures, the "
+        "most important first (default: 6)",
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``treebo report``: write a study's HTML page."""
+    from ..report import write_report
+
+    if not Path(args.storage_file).is_file():
+        raise ValueError(f"storage file {args.storage_file!r} does not exist")
+    written = write_report(args.storage_file, args.output, max_dimensions=args.max_dimensions)
+    print(written)
+    return 0
