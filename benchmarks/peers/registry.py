@@ -188,7 +188,7 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
             "n_initial": n_initial,
             "optimal_value": f_star,
             "regret_floor": getattr(instance, "regret_floor", None),
-            "x": run.x,
+            "x": run.x if getattr(instance, "record_points", True) else None,
             "values": values,
             "best_so_far": best_so_far,
             "regret": regret,

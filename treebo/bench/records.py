@@ -83,7 +83,9 @@ def build_record(
         unknown), ``regret_floor`` (the problem's
         :attr:`~treebo.problems.Problem.regret_floor`: the smallest regret its
         protocol reports, e.g. 1e-8 for bbob; None for most), per
-        evaluation ``x``, ``values`` (None for a failed evaluation),
+        evaluation ``x`` (the whole field None when the problem's
+        :attr:`~treebo.problems.Problem.record_points` is False), ``values``
+        (None for a failed evaluation),
         ``best_so_far``, ``regret`` (best-so-far minus the optimal value, the
         paper's "best instantaneous regret"; None when the optimum is
         unknown), ``fit_time``, ``acq_time`` and ``eval_time`` (seconds; 0
@@ -112,7 +114,7 @@ def build_record(
             "n_initial": int(settings.get("n_initial_points", N_INITIAL)),
             "optimal_value": problem.optimal_value,
             "regret_floor": problem.regret_floor,
-            "x": result.x_iters,
+            "x": result.x_iters if problem.record_points else None,
             "values": values,
             "best_so_far": best_so_far,
             "regret": regret,

@@ -35,6 +35,11 @@ class Problem:
         The smallest regret the problem's protocol reports (smaller regrets
         count as this one, e.g. ``1e-8`` for COCO's bbob functions); None
         (the default) leaves the benchmark analysis's own floor.
+    record_points : bool
+        Whether benchmark records keep every evaluated point (``x``); True
+        by default. A suite of hundreds of runs whose measure is the values
+        alone (COCO's bbob) sets it False, since the points are most of a
+        record's size and follow from the seed and the code's version.
 
     Calling the problem on a user-facing point gives the objective value.
     Subclasses implement ``evaluate`` on a float array (for continuous
@@ -42,6 +47,7 @@ class Problem:
     """
 
     regret_floor: float | None = None
+    record_points: bool = True
 
     def __init__(
         self,

@@ -287,6 +287,9 @@ class BBOB(Problem):
     regret_floor : float
         ``1e-8``: COCO's final target precision; precisions are reported no
         lower than this.
+    record_points : bool
+        False: a benchmark record keeps the values, not the points, as
+        COCO's own logger records function values.
     params : dict
         ``{"function": f, "dim": d, "instance": i}``.
 
@@ -299,6 +302,7 @@ class BBOB(Problem):
     """
 
     regret_floor = 1e-8
+    record_points = False
 
     def __init__(self, function: int, dim: int, instance: int):
         function, dim, instance = _check_triple(function, dim, instance)
