@@ -392,9 +392,7 @@ class _Run:
         self.objective: Callable[[Any], Any] = (
             guarded
             if report_from is None
-            else _Reporting(
-                guarded, report_from, isinstance(optimizer.space.dimensions[-1], Integer)
-            )
+            else _Reporting(guarded, report_from, optimizer.space.dimensions[-1].is_discrete)
         )
         self.optimizer = optimizer
         self.space = space

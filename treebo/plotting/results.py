@@ -35,7 +35,7 @@ from ..inspection import (
     partial_dependence_2d,
 )
 from ..io import as_result
-from ..space import Integer, Real, Space
+from ..space import Space
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -465,17 +465,16 @@ def _draw_histogram(ax: Any, space: Space, j: int, positions: np.ndarray, bins: 
         width = int(dim.cardinality)
         counts = np.bincount(shown.astype(int), minlength=width)
         ax.bar(np.arange(width), counts, color="#1f77b4", gid="histogram")
-    elif isinstance(dim, (Real, Integer)):
-        low, high = (dim.low, dim.high)
+    else:
+        # A numeric dimension's encoded range [0, 1] decodes to its bounds.
+        low, high = (float(v) for v in dim.decode_numbers(np.array([0.0, 1.0])))
         if dim.is_discrete and dim.cardinality <= bins:  # a bar per integer
             edges = np.arange(low - 0.5, high + 1.0)
-        elif dim.prior == "log-uniform":
+        elif getattr(dim, "prior", "uniform") == "log-uniform":
             edges = np.geomspace(low, high, bins + 1)
         else:
             edges = np.linspace(low, high, bins + 1)
         ax.hist(shown, bins=edges, color="#1f77b4", gid="histogram")
-    else:
-        raise TypeError(f"no histogram for a {type(dim).__name__} dimension")
     _set_axis(ax.xaxis, ax.set_xscale, space, j)
 
 
