@@ -61,7 +61,7 @@ class ObjectiveFailureWarning(UserWarning):
     """The first failed evaluation of a run: its trial number, exception type and message."""
 
 
-#: The error text of an evaluation that returned None (see :func:`treebo.history.as_value`).
+#: The error text of an evaluation that returned None (see :func:`treebo.targets.as_value`).
 _RETURNED_NONE = "objective returned None"
 
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import decimal
 import math
-import numbers
 import signal
 import threading
 import time
@@ -28,7 +26,7 @@ from scipy.optimize import OptimizeResult as _ScipyResult
 from .acquisition import rows_in, unique_rows
 from .space import Space
 
-__all__ = ["History", "Trial", "OptimizeResult", "as_value"]
+__all__ = ["History", "Trial", "OptimizeResult"]
 
 #: Constant-liar strategies of :meth:`Optimizer.ask`: the value a pending
 #: point is given is the minimum, mean or maximum of the complete values.
@@ -574,44 +572,3 @@ def _same_point(a: Any, b: Any) -> bool:
         return bool(a == b)
     except (ValueError, TypeError):  # e.g. array-valued comparisons
         return False
-
-
-def as_value(y: Any) -> tuple[float | None, str | None]:
-    """(value, None) for a finite number, (None, reason) otherwise.
-
-    Parameters
-    ----------
-    y : object
-        What an objective returned: a real number (Python, numpy or
-        :class:`decimal.Decimal`), or an object holding one number (a
-        one-element array, pandas Series or tensor). ``bool`` is not a number.
-
-    Returns
-    -------
-    value : float or None
-        ``y`` as a float, or None when it is not a finite number.
-    reason : str or None
-        Why ``y`` is not a value (the error text of the failed trial), or
-        None.
-    """
-    if y is None:
-        return None, "objective returned None"
-    if hasattr(y, "__array__") and not isinstance(y, (numbers.Number, np.generic)):
-        # A one-element array, pandas Series or tensor holds a number.
-        try:
-            array = np.asarray(y)
-        except Exception:  # noqa: BLE001 - whatever it is, it is not a number
-            array = None
-        if array is not None and array.size == 1 and array.dtype.kind in "biuf":
-            y = array.reshape(-1)[0]
-    if isinstance(y, decimal.Decimal):
-        y = float(y) if y.is_finite() else float("nan")
-    if isinstance(y, bool) or not isinstance(y, (numbers.Real, np.floating, np.integer)):
-        return None, f"objective returned {type(y).__name__} {y!r}, not a number"
-    try:
-        y = float(y)
-    except (OverflowError, ValueError):  # e.g. an int beyond the float range
-        return None, f"objective returned an {type(y).__name__} value beyond the float range"
-    if not math.isfinite(y):
-        return None, f"objective returned {y!r}"
-    return y, None

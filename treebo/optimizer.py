@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_choice, check_int
-from .history import History, OptimizeResult, Trial, as_value
+from .history import History, OptimizeResult, Trial
 from .initial_design import INITIAL_DESIGNS, InitialDesign
 from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
@@ -26,7 +26,7 @@ from .resume import RESUME_PENDING, PendingRetries
 from .space import Space, SpaceExhausted
 from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
 from .surrogates import Surrogate, as_surrogate
-from .targets import Y_TRANSFORMS, check_failure_value, check_strategy
+from .targets import Y_TRANSFORMS, as_value, check_failure_value, check_strategy
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
 

@@ -1,5 +1,7 @@
 """Targets: the objective values turned into what a surrogate is fitted on.
 
+An objective's return becomes a value or a failure (:func:`as_value`).
+
 A surrogate never sees raw objective values: they are standardized, and for
 tree ensembles first log-scaled so that the values near the best one are
 spread out (see :func:`transform_targets` and docs/design.md).
@@ -7,6 +9,7 @@ spread out (see :func:`transform_targets` and docs/design.md).
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Callable
@@ -15,6 +18,7 @@ from typing import Any, cast
 import numpy as np
 
 __all__ = [
+    "as_value",
     "transform_targets",
     "training_values",
     "check_failure_value",
@@ -159,3 +163,44 @@ def training_values(
         lie = _LIES[check_strategy(strategy)](y[finite if lie_over is None else lie_over])
         values = np.concatenate([values, np.full(n_pending, lie)])
     return values
+
+
+def as_value(y: Any) -> tuple[float | None, str | None]:
+    """(value, None) for a finite number, (None, reason) otherwise.
+
+    Parameters
+    ----------
+    y : object
+        What an objective returned: a real number (Python, numpy or
+        :class:`decimal.Decimal`), or an object holding one number (a
+        one-element array, pandas Series or tensor). ``bool`` is not a number.
+
+    Returns
+    -------
+    value : float or None
+        ``y`` as a float, or None when it is not a finite number.
+    reason : str or None
+        Why ``y`` is not a value (the error text of the failed trial), or
+        None.
+    """
+    if y is None:
+        return None, "objective returned None"
+    if hasattr(y, "__array__") and not isinstance(y, (numbers.Number, np.generic)):
+        # A one-element array, pandas Series or tensor holds a number.
+        try:
+            array = np.asarray(y)
+        except Exception:  # noqa: BLE001 - whatever it is, it is not a number
+            array = None
+        if array is not None and array.size == 1 and array.dtype.kind in "biuf":
+            y = array.reshape(-1)[0]
+    if isinstance(y, decimal.Decimal):
+        y = float(y) if y.is_finite() else float("nan")
+    if isinstance(y, bool) or not isinstance(y, (numbers.Real, np.floating, np.integer)):
+        return None, f"objective returned {type(y).__name__} {y!r}, not a number"
+    try:
+        y = float(y)
+    except (OverflowError, ValueError):  # e.g. an int beyond the float range
+        return None, f"objective returned an {type(y).__name__} value beyond the float range"
+    if not math.isfinite(y):
+        return None, f"objective returned {y!r}"
+    return y, None

@@ -21,14 +21,13 @@ import numbers
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_choice, check_real
 from ..failures import FailureWatch, GuardedObjective, check_catch
-from ..history import OptimizeResult, Trial, as_value
+from ..history import OptimizeResult, Trial
 from ..loop import MIN_SYSTEMATIC
 from ..optimizer import Optimizer
 from ..parallel import resolve_executor
@@ -38,6 +37,7 @@ from ..surrogates import Surrogate, make_surrogate
 from ..targets import training_values
 from .brackets import hyperband_brackets
 from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
+from .reports import Outcome, ReportingObjective, WithBudget, is_report
 from .schedule import Job, RungSchedule
 
 __all__ = ["minimize_multifidelity", "BUDGET_NAME"]
@@ -290,81 +290,6 @@ def _augmented_space(
     return budget, Space([*space.dimensions, budget])
 
 
-class _WithBudget:
-    """``func(x, budget)`` as the one-argument callable the failure guard wraps."""
-
-    def __init__(self, func: Callable[[Any, Any], Any]):
-        self.func = func
-
-    def __call__(self, job: tuple[Any, Any]) -> Any:
-        return self.func(*job)
-
-
-class _Reports:
-    """The ``report`` function an ``intermediate`` objective is given, and what it was told.
-
-    Parameters
-    ----------
-    low, high : int or float
-        The budgets a report may name: ``min_budget`` and the call's own budget.
-    integer : bool
-        Whether budgets are integers.
-    """
-
-    def __init__(self, low: Any, high: Any, integer: bool):
-        self.low, self.high, self.integer = low, high, integer
-        #: (budget, value or None, error or None) per call, in order.
-        self.told: list[tuple[Any, float | None, str | None]] = []
-
-    def __call__(self, budget: Any, value: Any) -> None:
-        if (
-            isinstance(budget, bool)
-            or not isinstance(budget, numbers.Real)
-            or not math.isfinite(budget)
-            or not self.low <= budget <= self.high
-        ):
-            raise ValueError(
-                f"report(budget, value): budget must be a number from min_budget to the "
-                f"budget of this evaluation, [{self.low!r}, {self.high!r}], got {budget!r}"
-            )
-        at = float(budget)
-        if self.integer and not at.is_integer():
-            raise ValueError(
-                f"report(budget, value): budget must be an integer (min_budget and "
-                f"max_budget are), got {budget!r}"
-            )
-        number, reason = as_value(value)
-        error = None if reason is None else f"reported {value!r} at budget {budget!r}"
-        self.told.append((int(at) if self.integer else at, number, error))
-
-
-@dataclass
-class _Outcome:
-    """What an ``intermediate`` evaluation sends back: its value (or Failure) and its reports."""
-
-    value: Any
-    reports: list
-
-
-class _Reporting:
-    """The guarded ``func(x, budget, report)`` as a one-argument callable returning an _Outcome.
-
-    The reports live outside the guard, so an evaluation that fails after
-    reporting still sends back what it reported.
-    """
-
-    def __init__(self, guarded: GuardedObjective, min_budget: Any, integer: bool):
-        self.guarded = guarded
-        self.min_budget = min_budget
-        self.integer = integer
-
-    def __call__(self, job: tuple[Any, Any]) -> _Outcome:
-        config, budget = job
-        reports = _Reports(self.min_budget, budget, self.integer)
-        value = self.guarded((config, budget, reports))
-        return _Outcome(value, reports.told)
-
-
 class _Run:
     """One multi-fidelity run: the schedule, the model and the evaluation loop."""
 
@@ -386,13 +311,15 @@ class _Run:
         verbose: bool,
         report_from: Any,
     ):
-        guarded = GuardedObjective(_WithBudget(func), catch)
+        guarded = GuardedObjective(WithBudget(func), catch)
         #: min_budget for an ``intermediate`` objective (which reports), else None.
         self.report_from = report_from
         self.objective: Callable[[Any], Any] = (
             guarded
             if report_from is None
-            else _Reporting(guarded, report_from, optimizer.space.dimensions[-1].is_discrete)
+            else ReportingObjective(
+                guarded, report_from, optimizer.space.dimensions[-1].is_discrete
+            )
         )
         self.optimizer = optimizer
         self.space = space
@@ -441,7 +368,7 @@ class _Run:
             config, budget = self.split(trial.x)
             key = self.key(config)
             self.seen.add((key, float(budget)))
-            if _is_report(trial):
+            if is_report(trial):
                 if key not in configs:
                     raise ValueError(
                         f"trial {trial.number} of the study{self.where} is a value told "
@@ -517,7 +444,7 @@ class _Run:
                 trial, None, error=f"{type(error).__name__}: {error}", eval_time=seconds
             )
         else:
-            if isinstance(value, _Outcome):
+            if isinstance(value, Outcome):
                 # Before the evaluation's own value: killed in between, the evaluation
                 # is still pending and runs again on resume, and its reports already
                 # recorded are then ignored as repeats.
@@ -571,7 +498,7 @@ class _Run:
         return None
 
     def result(self) -> OptimizeResult:
-        told = [t for t in self.optimizer.trials if t.status != "pending" and not _is_report(t)]
+        told = [t for t in self.optimizer.trials if t.status != "pending" and not is_report(t)]
         points = [self.split(t.x) for t in told]
         # trial.value is the minimized quantity: the optimizer negates a maximized value.
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
@@ -582,7 +509,7 @@ class _Run:
             if t.status == "complete" and b == self.max_budget
         ]
         best = min(at_max, key=lambda i: values[i]) if at_max else None
-        reported = [t for t in self.optimizer.trials if _is_report(t)]
+        reported = [t for t in self.optimizer.trials if is_report(t)]
         reported_points = [self.split(t.x) for t in reported]
         return OptimizeResult(
             x=points[best][0] if best is not None else None,
@@ -606,8 +533,3 @@ class _Run:
             direction=self.optimizer.direction,
             message="",
         )
-
-
-def _is_report(trial: Trial) -> bool:
-    """Whether a trial is a reported value: told without being asked, where evaluations are."""
-    return trial.asked_at is None

@@ -32,7 +32,6 @@ keeps every other optimizer out of it.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sqlite3
@@ -47,6 +46,16 @@ import numpy as np
 from ..history import Trial
 from ..space import Space
 from .base import Storage, StorageAccessError
+from .file_checks import (
+    TRIAL_COLUMNS,
+    access_error,
+    check_trial_columns,
+    os_access_error,
+    precheck_existing,
+    refuse_code_objects,
+    refuse_foreign,
+    write_problem,
+)
 from .identity import trial_row_problem
 from .locks import StudyLock
 
@@ -73,221 +82,6 @@ CREATE TABLE IF NOT EXISTS trials (
     told_at   REAL
 );
 """
-
-_TRIAL_COLUMNS = (
-    "number",
-    "status",
-    "origin",
-    "point",
-    "x_encoded",
-    "value",
-    "error",
-    "seed",
-    "fit_time",
-    "acq_time",
-    "eval_time",
-    "asked_at",
-    "told_at",
-)
-
-
-# SQLite's primary result codes (the low byte of an extended code).
-_SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 5, 8, 10, 11
-_SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
-
-_DISK_ERRNOS = {
-    errno.ENOSPC: "the disk is full (no space left on the device)",
-    errno.EDQUOT: "the disk quota of this user is exceeded",
-    errno.EFBIG: "the file size limit of this process (ulimit -f) is reached",
-    errno.EROFS: "it is on a read-only file system",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-}
-
-
-def _writable(path: Path) -> bool:
-    if os.access in os.supports_effective_ids:
-        return os.access(path, os.W_OK, effective_ids=True)
-    return os.access(path, os.W_OK)  # pragma: no cover - platforms without effective ids
-
-
-def _write_problem(path: Path) -> str | None:
-    """Why this process cannot write the study at ``path``, or ``None``.
-
-    SQLite writes the database and, next to it, its ``-wal`` and ``-shm``
-    files, so the directory must be writable too.
-    """
-    real = Path(os.path.realpath(path))
-    directory = real.parent
-    try:
-        read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # pragma: no cover - no statvfs
-        read_only_fs = False
-    if read_only_fs:
-        return f"it is on a read-only file system (the one holding {str(directory)!r})"
-    if real.exists() and not _writable(real):
-        return (
-            "the file is read-only for this user (no write permission); "
-            "read_study() can still read it"
-        )
-    if not _writable(directory):
-        return (
-            f"its directory {str(directory)!r} is not writable by this user (SQLite "
-            "writes the study's -wal and -shm files there)"
-        )
-    return None
-
-
-def _disk_problem(path: Path) -> str | None:
-    """Why writing next to ``path`` may fail for lack of room, or ``None``."""
-    try:
-        info = os.statvfs(Path(os.path.realpath(path)).parent)
-        if info.f_bavail == 0:
-            return "the disk is full (no space left on the device)"
-    except (OSError, AttributeError):  # pragma: no cover - no statvfs
-        pass
-    try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    except (ImportError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return None
-    if limit != resource.RLIM_INFINITY:
-        return f"the file size limit of this process (ulimit -f) is {limit} bytes"
-    return None
-
-
-def _access_error(path: Path, error: sqlite3.Error, *, writing: bool) -> StorageAccessError:
-    """A :class:`StorageAccessError` naming ``path`` and the cause of SQLite's ``error``."""
-    code = getattr(error, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
-    name, text = str(path), str(error)
-    if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
-        return StorageAccessError(
-            f"storage {name!r} is not a treebo study database: it is not "
-            f"an SQLite database, or a damaged one ({text})"
-        )
-    action = "written" if writing else "read"
-    if primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
-        cause = _write_problem(path) or "SQLite could not open it for writing"
-        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
-    if primary in (_SQLITE_IOERR, _SQLITE_FULL):
-        cause = _disk_problem(path) or "an input/output error of the disk or file system"
-        return StorageAccessError(f"storage {name!r} cannot be {action}: {cause} ({text})")
-    if primary == _SQLITE_BUSY:
-        return StorageAccessError(f"storage {name!r} is locked by another program ({text})")
-    return StorageAccessError(f"storage {name!r} cannot be {action}: {text}")
-
-
-def _os_access_error(path: Path, error: OSError) -> OSError | StorageAccessError:
-    """``error`` as a :class:`StorageAccessError` naming the study and the file, if it is
-    one of the access or disk errors; any other OSError unchanged."""
-    cause = None if error.errno is None else _DISK_ERRNOS.get(error.errno)
-    if cause is None:
-        return error
-    if error.errno in (errno.EACCES, errno.EPERM):
-        cause = _write_problem(path) or cause
-    where = f" ({error.filename})" if error.filename else ""
-    return StorageAccessError(
-        f"storage {str(path)!r} cannot be opened for writing: {cause} "
-        f"({error.strerror or error}{where})"
-    )
-
-
-def _refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse a file holding triggers or views: treebo creates neither, and a
-    trigger would run on every write (it could delete or rewrite trials)."""
-    found = conn.execute(
-        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name"
-    ).fetchall()
-    if found:
-        listed = ", ".join(f"{kind} {name!r}" for kind, name in found)
-        conn.close()
-        raise ValueError(
-            f"storage {str(path)!r} holds {listed}; a treebo study has no "
-            "triggers or views, so the file was changed by something else "
-            "and is not opened"
-        )
-
-
-def _check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
-    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(trials)"))
-    if columns != _TRIAL_COLUMNS:
-        conn.close()
-        raise ValueError(
-            f"storage {str(path)!r} is damaged: its trials table has the "
-            f"columns {list(columns)}, expected {list(_TRIAL_COLUMNS)}"
-        )
-
-
-_STUDY_COLUMNS = ("key", "value")
-
-
-def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse, before anything is written, an SQLite file that is not a treebo study.
-
-    A treebo study holds the tables ``study`` (``key``, ``value``) and
-    ``trials`` (:data:`_TRIAL_COLUMNS`), or some of them while it is being
-    created, and nothing else; an empty database is a new study. Anything
-    else belongs to another application and must be left as it is.
-    """
-    tables = sorted(
-        row[0]
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-            "ESCAPE '\\'"
-        )
-    )
-    problem = None
-    others = [name for name in tables if name not in ("study", "trials")]
-    if others:
-        problem = f"it holds the table(s) {others}; a treebo study holds only 'study' and 'trials'"
-    elif "study" in tables:
-        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(study)"))
-        if columns != _STUDY_COLUMNS:
-            problem = (
-                f"its study table has the columns {list(columns)}; a treebo study's "
-                f"has {list(_STUDY_COLUMNS)}"
-            )
-    if problem is None:
-        ids = (
-            conn.execute("PRAGMA application_id").fetchone()[0],
-            conn.execute("PRAGMA user_version").fetchone()[0],
-        )
-        if ids != (0, 0):
-            problem = (
-                f"it carries application_id {ids[0]} and user_version {ids[1]}, which "
-                "treebo never sets"
-            )
-    if problem is not None:
-        conn.close()
-        raise StorageAccessError(
-            f"storage {str(path)!r} is not a treebo study: it is the SQLite database of "
-            f"another application ({problem}); it was left unchanged: give the study a file "
-            "of its own"
-        )
-
-
-def _precheck_existing(path: Path) -> None:
-    """Refuse a foreign or damaged file without writing anything, not even a lock file.
-
-    Read through a read-only connection; a file that cannot be read this way
-    is left to the main connection, which names the cause.
-    """
-    try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
-    except (OSError, sqlite3.Error):
-        return
-    try:
-        try:
-            _refuse_code_objects(conn, path)
-            _refuse_foreign(conn, path)
-        except sqlite3.Error:
-            return
-    finally:
-        conn.close()
 
 
 class SQLiteStorage(Storage):
@@ -360,15 +154,15 @@ class SQLiteStorage(Storage):
                     f"storage {str(self.path)!r} cannot be created: its directory cannot be "
                     f"made ({error.strerror or error})"
                 ) from None
-            problem = _write_problem(self.path)
+            problem = write_problem(self.path)
             if problem is not None:
                 raise StorageAccessError(f"storage {str(self.path)!r} cannot be written: {problem}")
-            _precheck_existing(self.path)
+            precheck_existing(self.path)
             if self.lock:
                 try:
                     self._study_lock.acquire()
                 except OSError as error:
-                    raise _os_access_error(self.path, error) from None
+                    raise os_access_error(self.path, error) from None
         conn = None
         try:
             conn = sqlite3.connect(
@@ -376,8 +170,8 @@ class SQLiteStorage(Storage):
             )
             # Everything is checked before the first write (the WAL switch included):
             # a file that is not a treebo study is left byte for byte as it was.
-            _refuse_code_objects(conn, self.path)
-            _refuse_foreign(conn, self.path)
+            refuse_code_objects(conn, self.path)
+            refuse_foreign(conn, self.path)
             tables = {
                 row[0]
                 for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -389,18 +183,18 @@ class SQLiteStorage(Storage):
                     "database: it has no study and trials tables"
                 )
             if "trials" in tables:
-                _check_trial_columns(conn, self.path)
+                check_trial_columns(conn, self.path)
             if not read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
-                _check_trial_columns(conn, self.path)
+                check_trial_columns(conn, self.path)
         except BaseException as error:
             if conn is not None:
                 conn.close()
             self._study_lock.release()
             if isinstance(error, sqlite3.Error):
-                raise _access_error(self.path, error, writing=not read_only) from None
+                raise access_error(self.path, error, writing=not read_only) from None
             raise
         self._conn = conn
         return self
@@ -447,7 +241,7 @@ class SQLiteStorage(Storage):
                     except sqlite3.Error:
                         pass  # the next write rolls it back
                 if isinstance(error, sqlite3.Error):
-                    raise _access_error(self.path, error, writing=True) from error
+                    raise access_error(self.path, error, writing=True) from error
                 raise
 
     # -- study ------------------------------------------------------------------------
@@ -479,11 +273,11 @@ class SQLiteStorage(Storage):
         """Every trial row as a dict, by number; ``x_encoded`` as a float64 array."""
         with self._mutex:
             rows = self._db.execute(
-                f"SELECT {', '.join(_TRIAL_COLUMNS)} FROM trials ORDER BY number"
+                f"SELECT {', '.join(TRIAL_COLUMNS)} FROM trials ORDER BY number"
             ).fetchall()
         trials = []
         for row in rows:
-            record = dict(zip(_TRIAL_COLUMNS, row))
+            record = dict(zip(TRIAL_COLUMNS, row))
             try:
                 record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
                 record["point"] = json.loads(record["point"])
@@ -604,11 +398,11 @@ def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
     row = dict(trial)
     row["x_encoded"] = np.ascontiguousarray(row["x_encoded"], dtype="<f8").tobytes()
     row["point"] = json.dumps(row["point"])
-    columns = ", ".join(_TRIAL_COLUMNS)
-    marks = ", ".join("?" for _ in _TRIAL_COLUMNS)
+    columns = ", ".join(TRIAL_COLUMNS)
+    marks = ", ".join("?" for _ in TRIAL_COLUMNS)
     return (
         f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
-        tuple(row[c] for c in _TRIAL_COLUMNS),
+        tuple(row[c] for c in TRIAL_COLUMNS),
     )
 
 
