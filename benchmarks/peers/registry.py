@@ -21,6 +21,7 @@ from treebo.bench import (
     build_problem,
     default_n_calls,
     default_n_initial,
+    timings,
     to_jsonable,
     trajectory,
     versions,
@@ -193,8 +194,8 @@ def run_peer(peer: str, problem: str, seed: int, n_calls: int | None = None) -> 
             "best_so_far": best_so_far,
             "regret": regret,
             "fit_time": [0.0] * len(values),
-            "acq_time": run.acq_time,
-            "eval_time": run.eval_time,
+            "acq_time": timings(run.acq_time),
+            "eval_time": timings(run.eval_time),
             "errors": [],
             "settings": {
                 "peer": peer,
