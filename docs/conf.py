@@ -57,8 +57,9 @@ autodoc_member_order = "bysource"
 numpydoc_show_class_members = False  # the class template lists members with autodoc
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-# Every parameter a docstring documents exists (with -W, a stale one fails the build).
-numpydoc_validation_checks = {"PR02"}
+# Every parameter is documented (PR01) and every documented one exists (PR02); with -W
+# a missing or stale one fails the build.
+numpydoc_validation_checks = {"PR01", "PR02"}
 
 # -- sphinx-gallery ----------------------------------------------------------------------------
 sphinx_gallery_conf = {

@@ -27,7 +27,7 @@ _LOG_SLACK = 1e-9
 class Bracket:
     """One bracket of Hyperband.
 
-    Attributes
+    Parameters
     ----------
     s : int
         Its index: the bracket starts ``s`` rungs below ``max_budget``.

@@ -36,7 +36,7 @@ __all__ = ["Job", "RungSchedule"]
 class Job:
     """One evaluation the schedule asks for.
 
-    Attributes
+    Parameters
     ----------
     key : str or None
         The configuration's key; None for a new configuration (not chosen yet).
@@ -45,6 +45,7 @@ class Job:
     rung : int
         The rung inside the bracket, from 0.
     budget : float or int
+        The budget of the evaluation.
     """
 
     key: str | None
@@ -122,6 +123,17 @@ class RungSchedule:
         (which must start at ``budget``); a known key is promoted to the next
         rung of its bracket.
 
+        Parameters
+        ----------
+        key : str
+            The configuration's key.
+        budget : float or int
+            The budget it is evaluated at.
+
+        Returns
+        -------
+        Job
+
         Raises
         ------
         ValueError
@@ -152,7 +164,15 @@ class RungSchedule:
         return job
 
     def tell(self, job: Job, value: float | None) -> None:
-        """The value of ``job``'s evaluation; None for a failure."""
+        """Record the value of ``job``'s evaluation.
+
+        Parameters
+        ----------
+        job : Job
+            A job :meth:`record` returned.
+        value : float or None
+            Its value; None for a failed evaluation (never promoted).
+        """
         bracket = self.open[job.bracket]
         if value is None:
             bracket.failed[job.rung].add(job.key)

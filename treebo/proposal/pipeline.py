@@ -129,7 +129,21 @@ class ProposalPipeline:
         return params
 
     def step_kind(self, n_model: int, smooth: bool) -> str:
-        """The schedule's kind for the proposal after ``n_model`` model-based ones."""
+        """The schedule's kind for the proposal after ``n_model`` model-based ones.
+
+        Parameters
+        ----------
+        n_model : int
+            Model-based proposals made so far.
+        smooth : bool
+            Whether the surrogate is smooth (the GP), which takes no jump or
+            exploration steps.
+
+        Returns
+        -------
+        str
+            A key of :attr:`steps`.
+        """
         return self.schedule.step_kind(n_model, smooth)
 
     def propose(
@@ -301,7 +315,19 @@ class ProposalPipeline:
         return out
 
     def propose_step(self, data: StepData, kind: str) -> Proposal:
-        """One proposal by the step of ``kind``, or by the refinement step when it has none."""
+        """One proposal by the step of ``kind``, or by the refinement step when it has none.
+
+        Parameters
+        ----------
+        data : StepData
+            What the step proposes from.
+        kind : str
+            A key of :attr:`steps`.
+
+        Returns
+        -------
+        Proposal
+        """
         proposal = self.steps[kind].propose(data, self.maximizer)
         if proposal is None:
             proposal = self.steps["refine"].propose(data, self.maximizer)
