@@ -116,7 +116,7 @@ class GuardedObjective:
 
     Exceptions that are not ``Exception`` subclasses (``SystemExit``,
     ``KeyboardInterrupt``, the evaluation timeout) pass through, to be
-    handled by the evaluation loop as before. Picklable when ``func`` is.
+    handled by the evaluation loop. Picklable when ``func`` is.
 
     Parameters
     ----------
