@@ -113,13 +113,17 @@ def test_threads_do_not_change_predictions(name):
 
 
 @pytest.mark.parametrize("name", FOREST_NAMES)
-def test_a_large_pool_predicts_bit_for_bit_as_its_small_slices(name):
+@pytest.mark.parametrize("n_columns, binary", [(4, False), (24, True)])
+def test_a_large_pool_predicts_bit_for_bit_as_its_small_slices(name, n_columns, binary):
     # Pools of 2,048 rows or more are predicted in a locality order and put
     # back; slices of 1,000 rows take the plain path. No bit may differ, and
-    # the rows must come back where they were.
+    # the rows must come back where they were. 24 binary columns are more
+    # than the order's key holds, and give each column a single bit.
     rng = np.random.default_rng(1)
-    X, y = rng.random((60, 4)), rng.random(60)
-    C = np.vstack([rng.random((4000, 4)), X[:5]])
+    X, y = rng.random((60, n_columns)), rng.random(60)
+    C = np.vstack([rng.random((4000, n_columns)), X[:5]])
+    if binary:
+        X, C = np.round(X), np.round(C)
     model = make_surrogate(name, random_state=2).fit(X, y)
     whole = model.predict_dist(C)
     parts = [model.predict_dist(C[a : a + 1000]) for a in range(0, len(C), 1000)]

@@ -247,10 +247,12 @@ def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
         return np.arange(len(X))
     h = _row_hash(X, rng_weights)
     order = np.argsort(h, kind="stable")
-    Xs = X[order]
-    same = (h[order][1:] == h[order][:-1]) & np.all(Xs[1:] == Xs[:-1], axis=1)
+    hs = h[order]
+    # Only rows whose hash equals the previous one's are compared.
+    pairs = np.flatnonzero(hs[1:] == hs[:-1])
+    same = np.all(X[order[pairs + 1]] == X[order[pairs]], axis=1)
     keep = np.ones(len(X), dtype=bool)
-    keep[order[1:][same]] = False
+    keep[order[pairs + 1][same]] = False
     return np.flatnonzero(keep)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn import config_context
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 from sklearn.utils._param_validation import Interval
 
@@ -45,7 +46,10 @@ def _fit_tree(
     weights: np.ndarray | None,
     min_leaf_variance: float,
 ) -> tuple[DecisionTreeRegressor, np.ndarray, np.ndarray]:
-    tree.fit(X32, y, sample_weight=weights, check_input=False)
+    # The ensemble checked the trees' parameters before building any (its
+    # _parameter_constraints), so each of the trees skips scikit-learn's check.
+    with config_context(skip_parameter_validation=True):
+        tree.fit(X32, y, sample_weight=weights, check_input=False)
     # value and impurity are the weighted mean and the weighted population
     # variance of the node's in-bag targets (squared-error criterion).
     leaf_mean = np.ascontiguousarray(tree.tree_.value[:, 0, 0], dtype=np.float64)
@@ -57,41 +61,70 @@ def _fit_tree(
 _MIN_ROWS_TO_ORDER = 2048
 
 
-def _locality_order(X: np.ndarray) -> np.ndarray:
+def _root_split_order(trees: list, n_columns: int) -> np.ndarray:
+    """Columns ordered by how many of ``trees`` split on them at the root, most first.
+
+    Ties keep the column order. A tree with no split counts for no column.
+
+    Parameters
+    ----------
+    trees : list of (tree, leaf means, leaf variances)
+    n_columns : int
+
+    Returns
+    -------
+    ndarray of shape (n_columns,)
+        Column indices.
+    """
+    roots = np.array([tree.tree_.feature[0] for tree, _, _ in trees])
+    counts = np.bincount(roots[roots >= 0], minlength=n_columns)
+    return np.argsort(-counts, kind="stable")
+
+
+def _locality_order(X: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """A permutation of the rows of ``X`` that visits nearby rows one after another.
 
     Rows are sorted by their Morton (Z-order) key: the columns' min-max
     scaled values, cut into ``2^bits`` levels, with the bits of all columns
-    interleaved (the first 64 columns when there are more). Nearby rows go
-    down the same branches of a tree, so in this order a tree walk's
-    branches are predictable and its memory reads local: the tree walks of a
-    candidate pool take about a third less time (``benchmarks/iteration_time.py``).
+    interleaved (the first 16 of ``columns`` when there are more). Nearby
+    rows go down the same branches of a tree, so in this order a tree
+    walk's branches are predictable and its memory reads local: the tree
+    walks of a candidate pool take about a third less time
+    (``benchmarks/iteration_time.py``). Within each level of the key, the
+    columns come in the order of ``columns``; with the trees' favourite
+    root splits first, rows that share the first branches are adjacent,
+    which matters most where a column has one bit (binary rows).
 
     Parameters
     ----------
     X : ndarray of shape (n_rows, n_columns)
+    columns : ndarray of shape (n_columns,)
+        The columns, most significant first.
 
     Returns
     -------
     ndarray of shape (n_rows,)
         Row indices.
     """
-    n_rows, n_columns = X.shape
-    columns = min(n_columns, 64)
-    bits = min(10, 64 // columns)
+    n_rows = X.shape[0]
+    # Beyond 16 columns the rows of a pool are told apart anyway, and
+    # fewer columns leave more bits to each.
+    X = X[:, columns[:16]]
+    n_keyed = X.shape[1]
+    bits = min(10, 64 // n_keyed)
     levels = 1 << bits
-    low = X[:, :columns].min(axis=0)
-    span = X[:, :columns].max(axis=0) - low
+    low = X.min(axis=0)
+    span = X.max(axis=0) - low
     span[span == 0] = 1.0
-    level = np.minimum(((X[:, :columns] - low) / span * levels).astype(np.int64), levels - 1)
+    level = np.minimum(((X - low) / span * levels).astype(np.int64), levels - 1)
     # spread[v]: the bits of level v, each moved to its slot in the interleaved key.
     values = np.arange(levels, dtype=np.uint64)
     spread = np.zeros(levels, dtype=np.uint64)
     for b in range(bits):
-        spread |= ((values >> np.uint64(b)) & np.uint64(1)) << np.uint64(b * columns)
+        spread |= ((values >> np.uint64(b)) & np.uint64(1)) << np.uint64(b * n_keyed)
     key = np.zeros(n_rows, dtype=np.uint64)
-    for j in range(columns):
-        key |= spread[level[:, j]] << np.uint64(columns - 1 - j)
+    for j in range(n_keyed):
+        key |= spread[level[:, j]] << np.uint64(n_keyed - 1 - j)
     return np.argsort(key, kind="stable")
 
 
@@ -175,7 +208,7 @@ class _TreeEnsemble(Surrogate):
             return threaded_mixture_moments(partial(_accumulate, X32=X32), self._trees, self.n_jobs)
         # Each row's moments are folded on their own, so predicting the rows
         # in another order and putting them back changes no bit.
-        order = _locality_order(X32)
+        order = _locality_order(X32, _root_split_order(self._trees, X32.shape[1]))
         ordered = threaded_mixture_moments(
             partial(_accumulate, X32=X32[order]), self._trees, self.n_jobs
         )
