@@ -246,13 +246,15 @@ def unique_rows(X: np.ndarray, rng_weights: np.ndarray) -> np.ndarray:
     if len(X) <= 1:
         return np.arange(len(X))
     h = _row_hash(X, rng_weights)
-    order = np.argsort(h, kind="stable")
+    order = np.argsort(h)  # equal rows have equal hashes, so they end up adjacent
     hs = h[order]
     # Only rows whose hash equals the previous one's are compared.
     pairs = np.flatnonzero(hs[1:] == hs[:-1])
-    same = np.all(X[order[pairs + 1]] == X[order[pairs]], axis=1)
-    keep = np.ones(len(X), dtype=bool)
-    keep[order[pairs + 1][same]] = False
+    repeats = np.zeros(len(X), dtype=bool)
+    repeats[pairs[np.all(X[order[pairs + 1]] == X[order[pairs]], axis=1)] + 1] = True
+    # Each run of equal rows in the sorted order keeps its smallest index.
+    keep = np.zeros(len(X), dtype=bool)
+    keep[np.minimum.reduceat(order, np.flatnonzero(~repeats))] = True
     return np.flatnonzero(keep)
 
 
