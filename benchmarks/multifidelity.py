@@ -538,15 +538,47 @@ def _shown(value: float) -> str:
 
 
 # -- parallel speed-up ---------------------------------------------------------------------
-def run_speedup(name: str, workers: list[int], seeds: list[int], total: float, out: Path) -> None:
-    """Wall time to each best full-budget value, per number of workers (one record each)."""
+class _Waiting:
+    """A multi-fidelity problem whose evaluation also waits, as a training does.
+
+    An evaluation at ``budget`` sleeps ``seconds * budget / max_budget``
+    before computing the problem's value: the time of a training that runs
+    off the driver's cores (a GPU, a remote job), which workers can overlap
+    however few cores the machine has.
+    """
+
+    def __init__(self, problem: Any, seconds: float):
+        self.problem = problem
+        self.seconds = seconds
+
+    def __call__(self, x: Any, budget: float) -> float:
+        time.sleep(self.seconds * budget / self.problem.max_budget)
+        return self.problem(x, budget)
+
+
+def run_speedup(
+    name: str,
+    workers: list[int],
+    seeds: list[int],
+    total: float,
+    out: Path,
+    seconds_per_budget: float = 0.0,
+) -> None:
+    """Wall time to each best full-budget value, per number of workers (one record each).
+
+    With ``seconds_per_budget`` > 0, every evaluation also waits that many
+    seconds per ``max_budget`` it trains (:class:`_Waiting`).
+    """
     done = {r.get("key") for r in load_results(out)} if out.exists() else set()
     for seed in seeds:
         for n in workers:
             key = f"{name}|workers={n}|seed={seed}|total_budget={total:g}"
+            if seconds_per_budget:
+                key += f"|seconds_per_budget={seconds_per_budget:g}"
             if key in done:
                 continue
             problem = get_multifidelity_problem(name)
+            objective = _Waiting(problem, seconds_per_budget) if seconds_per_budget else problem
             trace: list[tuple[float, float]] = []
             start = time.perf_counter()
 
@@ -554,7 +586,7 @@ def run_speedup(name: str, workers: list[int], seeds: list[int], total: float, o
                 trace.append((time.perf_counter() - start, result.fun))
 
             result = minimize_multifidelity(
-                problem,
+                objective,
                 problem.space,
                 problem.min_budget,
                 problem.max_budget,
@@ -575,6 +607,7 @@ def run_speedup(name: str, workers: list[int], seeds: list[int], total: float, o
                         "workers": n,
                         "seed": seed,
                         "total_budget": total,
+                        "seconds_per_budget": seconds_per_budget,
                         "seconds": [t for t, _ in trace],
                         "best_full": [None if math.isnan(f) else f for _, f in trace],
                         "wall_time": wall,
@@ -591,24 +624,43 @@ def run_speedup(name: str, workers: list[int], seeds: list[int], total: float, o
 
 
 def speedup_summary(records: list[dict]) -> dict:
-    """Median wall time to reach the 1-worker runs' median final value, per worker count."""
-    finals = [r["fun"] for r in records if r.get("workers") == 1]
-    if not finals:
-        return {}
-    target = statistics.median(finals)
-    out = {"target": target}
-    for n in sorted({r["workers"] for r in records if "workers" in r}):
-        times = []
-        for r in (r for r in records if r.get("workers") == n):
-            hit = [t for t, f in zip(r["seconds"], r["best_full"]) if f is not None and f <= target]
-            times.append(hit[0] if hit else math.inf)
-        out[str(n)] = {
-            "median_seconds_to_target": statistics.median(times),
-            "median_wall_time": statistics.median(
-                r["wall_time"] for r in records if r.get("workers") == n
-            ),
-            "runs": len(times),
-        }
+    """Median wall time to reach the 1-worker runs' median final value, per worker count.
+
+    Records are grouped by problem, total budget and ``seconds_per_budget``
+    (0 when absent); each group has its own target and its own entry, keyed
+    ``"<problem> total=<T> seconds_per_budget=<S>"``. A run that never
+    reaches the target counts as infinitely long.
+    """
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if "workers" in r:
+            label = (
+                f"{r['problem']} total={r['total_budget']:g} "
+                f"seconds_per_budget={r.get('seconds_per_budget', 0.0):g}"
+            )
+            groups.setdefault(label, []).append(r)
+    out: dict = {}
+    for label, group in groups.items():
+        finals = [r["fun"] for r in group if r["workers"] == 1]
+        if not finals:
+            continue
+        target = statistics.median(finals)
+        entry: dict = {"target": target}
+        for n in sorted({r["workers"] for r in group}):
+            runs = [r for r in group if r["workers"] == n]
+            times = []
+            for r in runs:
+                hit = [
+                    t for t, f in zip(r["seconds"], r["best_full"]) if f is not None and f <= target
+                ]
+                times.append(hit[0] if hit else math.inf)
+            entry[str(n)] = {
+                "median_seconds_to_target": statistics.median(times),
+                "median_wall_time": statistics.median(r["wall_time"] for r in runs),
+                "reached": sum(not math.isinf(t) for t in times),
+                "runs": len(times),
+            }
+        out[label] = entry
     return out
 
 
@@ -623,9 +675,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--speedup",
         metavar="PROBLEM",
-        help="time 1 and 2 workers on PROBLEM instead of running the grid",
+        help="time the workers of --workers on PROBLEM instead of running the grid",
     )
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument(
+        "--seconds-per-budget",
+        type=float,
+        default=0.0,
+        help="with --speedup: every evaluation also sleeps this many seconds per "
+        "max_budget it trains, a training that runs off the driver's cores",
+    )
     parser.add_argument(
         "--markdown",
         action="store_true",
@@ -644,7 +703,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = parse_seeds(args.seeds)
     if args.speedup:
-        run_speedup(args.speedup, args.workers, seeds, args.total_budget, args.out)
+        run_speedup(
+            args.speedup,
+            args.workers,
+            seeds,
+            args.total_budget,
+            args.out,
+            args.seconds_per_budget,
+        )
         return 0
     unknown = sorted(set(args.problems) - set(MULTIFIDELITY_PROBLEMS))
     if unknown:

@@ -1,0 +1,68 @@
+"""benchmarks/multifidelity.py: the parallel speed-up's runs and summary."""
+
+import math
+
+from benchmark_scripts import load_script
+
+from treebo.bench import load_results
+from treebo.problems.multifidelity import get_multifidelity_problem
+
+bench = load_script("multifidelity.py")
+
+
+def _record(workers, seed, seconds, best, seconds_per_budget=None, total=12.0):
+    record = {
+        "problem": "speedup_mf_branin",
+        "workers": workers,
+        "seed": seed,
+        "total_budget": total,
+        "seconds": seconds,
+        "best_full": best,
+        "wall_time": seconds[-1],
+        "fun": best[-1],
+    }
+    if seconds_per_budget is not None:
+        record["seconds_per_budget"] = seconds_per_budget
+    return record
+
+
+def test_speedup_summary_groups_by_waiting_time_and_counts_unreached_targets():
+    records = [
+        # Without waiting (older records have no field): target 2.0.
+        _record(1, 0, [1.0, 4.0], [3.0, 2.0]),
+        _record(2, 0, [1.0, 2.0], [3.0, 1.5]),
+        # Waiting 1 s per max_budget: target median(1.0, 2.0, 4.0) = 2.0.
+        _record(1, 0, [5.0, 10.0], [3.0, 1.0], 1.0),
+        _record(1, 1, [5.0, 10.0], [None, 2.0], 1.0),
+        _record(1, 2, [5.0, 10.0], [5.0, 4.0], 1.0),
+        _record(4, 0, [2.0, 3.0], [1.9, 1.0], 1.0),
+        _record(4, 1, [2.0, 3.0], [3.0, 2.5], 1.0),
+        _record(4, 2, [1.0, 4.0], [None, 2.0], 1.0),
+    ]
+    summary = bench.speedup_summary(records)
+    plain = summary["speedup_mf_branin total=12 seconds_per_budget=0"]
+    assert plain["target"] == 2.0
+    assert plain["2"]["median_seconds_to_target"] == 2.0
+    waiting = summary["speedup_mf_branin total=12 seconds_per_budget=1"]
+    assert waiting["target"] == 2.0
+    assert waiting["1"]["median_seconds_to_target"] == 10.0  # 10, 10, never
+    assert waiting["1"]["reached"] == 2
+    assert waiting["4"]["median_seconds_to_target"] == 4.0  # 2, never, 4
+    assert waiting["4"]["reached"] == 2 and waiting["4"]["runs"] == 3
+
+
+def test_a_waiting_problem_returns_the_problems_value():
+    problem = get_multifidelity_problem("mf_branin")
+    x = [1.0, 2.0]
+    assert bench._Waiting(problem, 0.0)(x, 9) == problem(x, 9)
+
+
+def test_a_speedup_run_with_waiting_is_recorded_under_its_own_key_and_resumes(tmp_path):
+    bench.run_speedup("mf_branin", [1], [0], 6.0, tmp_path, seconds_per_budget=0.01)
+    (record,) = load_results(tmp_path)
+    assert record["key"].endswith("|seconds_per_budget=0.01")
+    assert record["seconds_per_budget"] == 0.01 and record["workers"] == 1
+    # A full-budget evaluation was made, so at least its 0.01 s were waited.
+    assert not math.isnan(record["fun"]) and record["wall_time"] >= 0.01
+    bench.run_speedup("mf_branin", [1], [0], 6.0, tmp_path, seconds_per_budget=0.01)
+    assert len(load_results(tmp_path)) == 1  # done: not run again
