@@ -30,6 +30,13 @@ Peers:
 and, to choose ``model_budget``, ``treebo_mf_highest``: ``treebo_mf`` with
 ``model_budget="highest"`` (only with ``--peers``; not one of the goals' peers).
 
+``treebo_mf_continued`` is ``treebo_mf`` whose trainings continue from one
+budget to the next (``minimize_multifidelity(problem.continue_training, ...,
+checkpoint_dir=<a temporary directory>)``), charged only the budget beyond a
+configuration's previous evaluation, as Optuna is. It runs on the problems
+that can continue (``problem.continuable``: not the SVC, whose budget is its
+data) and is shown beside the others; the goals are counted for it too.
+
 Budget accounting: an evaluation at budget ``b`` costs ``b`` (the problems
 train from scratch). An Optuna trial is charged only the highest budget it
 reached, as if its training continued from one rung to the next (how a
@@ -84,29 +91,46 @@ TOTAL_BUDGET = 24
 ETA = 3
 
 PEERS = ("treebo_mf", "hyperband_random", "treebo_full", "optuna_hyperband", "smac_mf")
+#: Peers whose trainings continue from one budget to the next: only on the problems
+#: that can (``problem.continuable``), and shown beside :data:`PEERS` in the tables.
+CONTINUED_PEERS = ("treebo_mf_continued",)
 
 
 # -- the peers -----------------------------------------------------------------------------
 def run_treebo_mf(
-    problem: MultiFidelityProblem, seed: int, total: float, random_fraction: float = 0.2
-) -> tuple[list, list, dict]:
-    result = minimize_multifidelity(
-        problem,
-        problem.space,
-        problem.min_budget,
-        problem.max_budget,
-        total,
-        ETA,
-        random_state=seed,
-        random_fraction=random_fraction,
-    )
+    problem: MultiFidelityProblem,
+    seed: int,
+    total: float,
+    random_fraction: float = 0.2,
+    continued: bool = False,
+) -> tuple[list, list, dict, list]:
+    with tempfile.TemporaryDirectory(prefix="treebo-mf-checkpoints-") as checkpoints:
+        result = minimize_multifidelity(
+            problem.continue_training if continued else problem,
+            problem.space,
+            problem.min_budget,
+            problem.max_budget,
+            total,
+            ETA,
+            random_state=seed,
+            random_fraction=random_fraction,
+            checkpoint_dir=checkpoints if continued else None,
+        )
     settings = {
         "call": "treebo.minimize_multifidelity",
         "eta": ETA,
         "random_fraction": random_fraction,
         "surrogate": "bwo",
     }
-    return list(result.budgets), _values(result.func_vals), settings
+    if continued:
+        settings["charged"] = "budget beyond the configuration's previous evaluation"
+    return list(result.budgets), _values(result.func_vals), settings, list(result.costs)
+
+
+def run_treebo_mf_continued(
+    problem: MultiFidelityProblem, seed: int, total: float
+) -> tuple[list, list, dict, list]:
+    return run_treebo_mf(problem, seed, total, continued=True)
 
 
 def run_treebo_mf_highest(
@@ -132,7 +156,7 @@ def run_treebo_mf_highest(
 def run_hyperband_random(
     problem: MultiFidelityProblem, seed: int, total: float
 ) -> tuple[list, list, dict]:
-    budgets, values, settings = run_treebo_mf(problem, seed, total, random_fraction=1.0)
+    budgets, values, settings, _ = run_treebo_mf(problem, seed, total, random_fraction=1.0)
     return budgets, values, {**settings, "surrogate": None}
 
 
@@ -255,6 +279,7 @@ def run_smac_mf(problem: MultiFidelityProblem, seed: int, total: float) -> tuple
 
 RUNNERS = {
     "treebo_mf": run_treebo_mf,
+    "treebo_mf_continued": run_treebo_mf_continued,
     "treebo_mf_highest": run_treebo_mf_highest,
     "hyperband_random": run_hyperband_random,
     "treebo_full": run_treebo_full,
@@ -360,8 +385,10 @@ def build_record(
     settings: dict,
     started: str,
     wall_time: float,
+    costs: list | None = None,
 ) -> dict:
-    spent = np.cumsum(np.asarray(budgets, float)) / float(problem.max_budget)
+    charged = budgets if costs is None else costs
+    spent = np.cumsum(np.asarray(charged, float)) / float(problem.max_budget)
     best, best_full = math.inf, []
     for b, v in zip(budgets, values):
         if v is not None and b == problem.max_budget:
@@ -406,16 +433,27 @@ def run_grid(
                 if key in done:
                     continue
                 problem = get_multifidelity_problem(name)
+                if peer in CONTINUED_PEERS and not problem.continuable:
+                    continue
                 started = datetime.datetime.now(datetime.UTC).isoformat()
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    budgets, values, settings = RUNNERS[peer](problem, seed, total)
+                    budgets, values, settings, *costs = RUNNERS[peer](problem, seed, total)
                 wall = time.perf_counter() - start
                 append_record(
                     out,
                     build_record(
-                        problem, peer, seed, total, budgets, values, settings, started, wall
+                        problem,
+                        peer,
+                        seed,
+                        total,
+                        budgets,
+                        values,
+                        settings,
+                        started,
+                        wall,
+                        costs[0] if costs else None,
                     ),
                 )
                 print(
@@ -465,9 +503,8 @@ def summary(records: list[dict]) -> dict:
             value = best_at(record, fraction)
             cell[name].append(math.inf if value is None else value)
     out: dict[str, Any] = {"problems": {}}
-    reach, best_third, best_all = 0, 0, 0
     for problem, peers in sorted(table.items()):
-        row = {
+        out["problems"][problem] = {
             peer: {
                 "third": statistics.median(c["third"]),
                 "all": statistics.median(c["all"]),
@@ -475,20 +512,28 @@ def summary(records: list[dict]) -> dict:
             }
             for peer, c in peers.items()
         }
-        out["problems"][problem] = row
-        if "treebo_mf" in row and "treebo_full" in row:
-            reach += row["treebo_mf"]["third"] <= row["treebo_full"]["all"]
-        if "treebo_mf" in row:
-            peers = [r for peer, r in row.items() if peer in PEERS]
-            best_third += all(row["treebo_mf"]["third"] <= r["third"] for r in peers)
-            best_all += all(row["treebo_mf"]["all"] <= r["all"] for r in peers)
-    out["goals"] = {
-        "n_problems": len(table),
-        "treebo_mf_at_third_reaches_full_minimize_final": reach,
-        "treebo_mf_best_median_at_third": best_third,
-        "treebo_mf_best_median_at_all": best_all,
-    }
+    out["goals"] = {ours: _goals(out["problems"], ours) for ours in ("treebo_mf", *CONTINUED_PEERS)}
     return out
+
+
+def _goals(rows: dict[str, dict], ours: str) -> dict[str, int]:
+    """The issue's goal counts for the peer ``ours``, against the other peers of :data:`PEERS`."""
+    reach, best_third, best_all, n = 0, 0, 0, 0
+    for row in rows.values():
+        if ours not in row:
+            continue
+        n += 1
+        if "treebo_full" in row:
+            reach += row[ours]["third"] <= row["treebo_full"]["all"]
+        others = [r for peer, r in row.items() if peer in PEERS and peer != ours]
+        best_third += all(row[ours]["third"] <= r["third"] for r in others)
+        best_all += all(row[ours]["all"] <= r["all"] for r in others)
+    return {
+        "n_problems": n,
+        "at_third_reaches_full_minimize_final": reach,
+        "best_median_at_third": best_third,
+        "best_median_at_all": best_all,
+    }
 
 
 def format_summary(table: dict) -> str:
@@ -502,31 +547,34 @@ def format_summary(table: dict) -> str:
                     f"  {peer:<18} 1/3: {_shown(cell['third']):>12}   all: "
                     f"{_shown(cell['all']):>12}   seeds: {cell['n']}"
                 )
-    goals = table["goals"]
-    lines.append(
-        f"treebo_mf at 1/3 of the budget reaches full-budget minimize's median final "
-        f"value on {goals['treebo_mf_at_third_reaches_full_minimize_final']} of "
-        f"{goals['n_problems']} problems"
-    )
-    lines.append(
-        f"treebo_mf has the best median at 1/3 on "
-        f"{goals['treebo_mf_best_median_at_third']}, at all of the budget on "
-        f"{goals['treebo_mf_best_median_at_all']} of {goals['n_problems']}"
-    )
+    for ours, goals in table["goals"].items():
+        if not goals["n_problems"]:
+            continue
+        lines.append(
+            f"{ours} at 1/3 of the budget reaches full-budget minimize's median final "
+            f"value on {goals['at_third_reaches_full_minimize_final']} of "
+            f"{goals['n_problems']} problems; it has the best median at 1/3 on "
+            f"{goals['best_median_at_third']}, at all of the budget on "
+            f"{goals['best_median_at_all']}"
+        )
     return "\n".join(lines)
 
 
 def format_markdown(table: dict) -> str:
     """Two markdown tables (at 1/3 and at all of the budget): problems x peers, best in bold."""
     out = []
+    columns = [*PEERS, *CONTINUED_PEERS]
     for name, title in (("third", "one third"), ("all", "all")):
         out.append(f"Median best full-budget value at {title} of the total budget:\n")
-        out.append("| problem | seeds | " + " | ".join(f"`{p}`" for p in PEERS) + " |")
-        out.append("|---|---|" + "---|" * len(PEERS))
+        out.append("| problem | seeds | " + " | ".join(f"`{p}`" for p in columns) + " |")
+        out.append("|---|---|" + "---|" * len(columns))
         for problem, row in table["problems"].items():
-            values = [row[p][name] if p in row else math.inf for p in PEERS]
+            values = [row[p][name] if p in row else math.inf for p in columns]
             best = min(values)
-            cells = [f"**{_shown(v)}**" if v == best else _shown(v) for v in values]
+            cells = [
+                "n/a" if p not in row else f"**{_shown(v)}**" if v == best else _shown(v)
+                for p, v in zip(columns, values)
+            ]
             n = min(row[p]["n"] for p in PEERS if p in row)
             out.append(f"| `{problem}` | {n} | " + " | ".join(cells) + " |")
         out.append("")

@@ -66,3 +66,14 @@ def test_a_speedup_run_with_waiting_is_recorded_under_its_own_key_and_resumes(tm
     assert not math.isnan(record["fun"]) and record["wall_time"] >= 0.01
     bench.run_speedup("mf_branin", [1], [0], 6.0, tmp_path, seconds_per_budget=0.01)
     assert len(load_results(tmp_path)) == 1  # done: not run again
+
+
+def test_continued_runs_are_charged_their_costs_and_skip_problems_that_cannot_continue(tmp_path):
+    bench.run_grid(["mf_branin", "mf_svc_digits"], ["treebo_mf_continued"], [0], 4.0, tmp_path)
+    (record,) = load_results(tmp_path)  # the SVC's budget is its data: not run
+    assert record["problem"] == "mf_branin"
+    budgets, spent = record["budgets"], record["spent"]
+    assert spent[-1] <= 4.0 + 1e-12
+    # Charged less than the budgets reached: the promotions continued.
+    assert spent[-1] < sum(budgets) / 27
+    assert record["settings"]["charged"].startswith("budget beyond")

@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from treebo.multifidelity import Checkpoint
 from treebo.problems import Branin, Hartmann6
 from treebo.problems.multifidelity import (
     MULTIFIDELITY_PROBLEMS,
@@ -54,6 +55,39 @@ def test_the_registry_names_every_problem():
     ]
     with pytest.raises(ValueError, match="name must be one of"):
         get_multifidelity_problem("branin")
+
+
+_HGB_POINT = {
+    "learning_rate": 0.1,
+    "max_leaf_nodes": 16,
+    "min_samples_leaf": 10,
+    "l2_regularization": 1e-3,
+    "max_features": 0.5,
+}
+_MLP_POINT = {"hidden": 64, "learning_rate_init": 1e-3, "alpha": 1e-4, "batch_size": 64}
+
+
+@pytest.mark.parametrize("problem, x", [(HGBCancer(), _HGB_POINT), (MLPDigits(), _MLP_POINT)])
+def test_a_continued_training_ends_where_one_from_scratch_does(problem, x, tmp_path):
+    # What makes the benchmark's continued runs honest: the value after continuing
+    # from a lower budget is, bit for bit, the value of a training from scratch.
+    previous = None
+    for budget in (1, 3, 9):
+        budget *= problem.min_budget
+        value = problem.continue_training(x, budget, Checkpoint(tmp_path, previous))
+        assert value == problem(x, budget)
+        previous = budget
+    assert (tmp_path / "model.pkl").exists() and not (tmp_path / "model.partial").exists()
+
+
+def test_synthetic_problems_continue_to_their_value_and_the_svc_cannot():
+    checkpoint = Checkpoint(None, 3)  # no state is read or written
+    assert MFBranin().continue_training([1.0, 2.0], 9, checkpoint) == MFBranin()([1.0, 2.0], 9)
+    assert not SVCDigits.continuable
+    with pytest.raises(ValueError, match="mf_svc_digits cannot continue a training"):
+        SVCDigits().continue_training({"C": 1.0, "gamma": 0.01}, 0.5, checkpoint)
+    with pytest.raises(ValueError, match="budget must be in"):
+        MFBranin().continue_training([1.0, 2.0], 30, checkpoint)
 
 
 @pytest.mark.parametrize(

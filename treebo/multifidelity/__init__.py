@@ -5,10 +5,13 @@
   brackets, synchronous or asynchronous (ASHA);
 * :mod:`~treebo.multifidelity.proposal`: new configurations from one
   surrogate over (configuration, budget);
+* :mod:`~treebo.multifidelity.checkpoints`: trainings that continue from one
+  budget to the next;
 * :mod:`~treebo.multifidelity.loop`: :func:`minimize_multifidelity`, the run.
 """
 
 from .brackets import Bracket, hyperband_brackets, rung_budgets
+from .checkpoints import Checkpoint
 from .loop import BUDGET_NAME, minimize_multifidelity
 from .proposal import MODEL_BUDGETS, ConfigurationModel
 from .schedule import Job, RungSchedule
@@ -18,6 +21,7 @@ __all__ = [
     "hyperband_brackets",
     "rung_budgets",
     "Bracket",
+    "Checkpoint",
     "RungSchedule",
     "Job",
     "ConfigurationModel",

@@ -18,9 +18,11 @@ import concurrent.futures as cf
 import json
 import math
 import numbers
+import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +38,7 @@ from ..storage import InMemoryStorage
 from ..surrogates import Surrogate, make_surrogate
 from ..targets import training_values
 from .brackets import hyperband_brackets
+from .checkpoints import Checkpoint, check_checkpoint_dir, checkpoint_path, evaluation_costs
 from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
 from .reports import Outcome, ReportingObjective, WithBudget, is_report
 from .schedule import Job, RungSchedule
@@ -71,6 +74,7 @@ def minimize_multifidelity(
     verbose: bool = False,
     intermediate: bool = False,
     direction: str = "minimize",
+    checkpoint_dir: str | os.PathLike | None = None,
 ) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
@@ -156,6 +160,22 @@ def minimize_multifidelity(
     direction : {"minimize", "maximize"}, default "minimize"
         Whether ``func`` (and the values it reports) is minimized or
         maximized. Stored with the study: a resume must give the same one.
+    checkpoint_dir : str or os.PathLike, optional
+        For an objective that continues a configuration's training from one
+        budget to the next. ``func`` is then called with one more argument,
+        ``func(x, budget, checkpoint)`` (``func(x, budget, report,
+        checkpoint)`` with ``intermediate``), a
+        :class:`~treebo.multifidelity.Checkpoint`: ``checkpoint.path`` is a
+        directory under ``checkpoint_dir`` that belongs to the configuration
+        (the same at every budget; made before the call, where the
+        evaluation runs), and ``checkpoint.budget`` the budget of the
+        configuration's previous evaluation (None for its first), whose
+        state ``func`` saved there. ``func`` loads that state, trains on to
+        ``budget``, saves the state there and returns its value. An
+        evaluation is then charged ``budget - checkpoint.budget`` against
+        ``total_budget`` instead of ``budget``, so promotions cost only the
+        extra training. Every worker must see the directory; resume with the
+        same ``checkpoint_dir``.
 
     Returns
     -------
@@ -164,8 +184,10 @@ def minimize_multifidelity(
         and its value (None and NaN if none was). ``x_iters``,
         ``func_vals``, ``budgets``, ``statuses`` and ``errors``: every told
         evaluation in the order it was started, the same configuration once
-        per budget it reached. ``spent``: the sum of ``budgets`` over
-        ``max_budget``. ``reported_x``, ``reported_budgets``,
+        per budget it reached. ``costs``: the budget each was charged (its
+        budget, or with ``checkpoint_dir`` the budget beyond the
+        configuration's previous evaluation). ``spent``: the sum of ``costs``
+        over ``max_budget``. ``reported_x``, ``reported_budgets``,
         ``reported_vals``: the values ``func`` reported (``intermediate``), in
         the order they were recorded (NaN for a failed one). ``space``,
         ``n_failed``, ``direction``, ``message``.
@@ -192,6 +214,7 @@ def minimize_multifidelity(
     if not isinstance(intermediate, bool):
         raise ValueError(f"intermediate must be True or False, got {intermediate!r}")
     direction = check_choice(direction, "direction", ("minimize", "maximize"))
+    checkpoints = check_checkpoint_dir(checkpoint_dir)
     resolve_executor(n_jobs, executor, None, dry_run=True)
     prototype = _surrogate(surrogate, surrogate_params)
 
@@ -226,6 +249,7 @@ def minimize_multifidelity(
             callback,
             verbose,
             min_budget if intermediate else None,
+            checkpoints,
         )
         return run.loop(n_jobs, executor)
     finally:
@@ -310,6 +334,7 @@ class _Run:
         callback: Callable | None,
         verbose: bool,
         report_from: Any,
+        checkpoint_dir: Path | None,
     ):
         guarded = GuardedObjective(WithBudget(func), catch)
         #: min_budget for an ``intermediate`` objective (which reports), else None.
@@ -341,6 +366,9 @@ class _Run:
         self.where = "" if in_memory else f" in {optimizer.storage.name}"
         self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, catch, self.where)
         self.sign = -1.0 if optimizer.direction == "maximize" else 1.0
+        self.checkpoint_dir = checkpoint_dir
+        #: key -> the highest budget among the configuration's evaluations started so far.
+        self.reached: dict[str, float] = {}
 
     # -- the points of the augmented space --------------------------------------------
     def split(self, x: Any) -> tuple[Any, Any]:
@@ -355,13 +383,25 @@ class _Run:
     def key(self, config: Any) -> str:
         return json.dumps(self.space.point_to_json(config))
 
+    def start(self, key: str, budget: Any) -> tuple[float, tuple]:
+        """What evaluating ``key`` at ``budget`` costs, and the arguments of the call."""
+        previous = self.reached.get(key)
+        self.reached[key] = max(float(budget), previous or 0.0)
+        job: tuple = (self.configs[key], budget)
+        if self.checkpoint_dir is None:
+            return float(budget), job
+        if previous is not None and self.budget_dim.is_discrete:
+            previous = int(previous)
+        checkpoint = Checkpoint(checkpoint_path(self.checkpoint_dir, key), previous)
+        return float(budget) - (previous or 0.0), (*job, checkpoint)
+
     # -- the loop ----------------------------------------------------------------------
     def loop(self, n_jobs: Any, executor: Any) -> OptimizeResult:
         executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
         schedule = RungSchedule(self.brackets, self.eta, asynchronous=n_workers > 1)
         configs: dict[str, Any] = {}
         self.configs = configs  # key -> configuration, of every configuration evaluated
-        todo: list[tuple[Trial, Job]] = []
+        todo: list[tuple[Trial, Job, tuple]] = []
         self.seen: set[tuple[str, float]] = set()  # (key, budget) with a value or one coming
         committed = 0.0
         for trial in self.optimizer.trials:  # a resumed study: rebuild the schedule
@@ -377,10 +417,11 @@ class _Run:
                     )
                 continue
             configs[key] = config
-            committed += float(budget)
+            cost, args = self.start(key, budget)
+            committed += cost
             job = schedule.record(key, budget)
             if trial.status == "pending":
-                todo.append((trial, job))
+                todo.append((trial, job, args))
             else:
                 schedule.tell(job, trial.value if trial.status == "complete" else None)
         in_flight: dict[cf.Future, tuple[Trial, Job, float]] = {}
@@ -389,13 +430,13 @@ class _Run:
             while True:
                 while len(in_flight) < n_workers and message is None:
                     if todo:
-                        trial, job = todo.pop(0)
+                        trial, job, args = todo.pop(0)
                     else:
                         next_job = schedule.next_job()
                         if next_job is None:
                             break
                         job = next_job
-                        if committed + float(job.budget) > self.cap * (1 + 1e-12):
+                        if committed + self.cost(job) > self.cap * (1 + 1e-12):
                             if not in_flight:
                                 message = "spent the total budget"
                             break
@@ -409,9 +450,9 @@ class _Run:
                         trial = self.optimizer.add_pending(self.join(configs[job.key], job.budget))
                         schedule.record(job.key, job.budget)
                         self.seen.add((job.key, float(job.budget)))
-                        committed += float(job.budget)
-                    assert job.key is not None  # a promotion's key, or the new one above
-                    future = executor.submit(self.objective, (configs[job.key], job.budget))
+                        cost, args = self.start(job.key, job.budget)
+                        committed += cost
+                    future = executor.submit(self.objective, args)
                     in_flight[future] = (trial, job, time.perf_counter())
                 if not in_flight:
                     break
@@ -471,6 +512,13 @@ class _Run:
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
 
+    def cost(self, job: Job) -> float:
+        """What ``job`` would be charged: its budget, less what it continues from."""
+        previous = self.reached.get(job.key) if job.key is not None else None
+        if self.checkpoint_dir is None or previous is None:
+            return float(job.budget)
+        return float(job.budget) - previous
+
     def record_reports(self, job: Job, reports: list) -> None:
         """Tell the values an evaluation reported, each as a trial told without being asked."""
         assert job.key is not None
@@ -503,6 +551,10 @@ class _Run:
         # trial.value is the minimized quantity: the optimizer negates a maximized value.
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
         budgets = [b for _, b in points]
+        started = [t for t in self.optimizer.trials if not is_report(t)]
+        keyed = ((self.key(c), float(b)) for c, b in (self.split(t.x) for t in started))
+        charged = evaluation_costs(keyed, self.checkpoint_dir is not None)
+        costs = [c for t, c in zip(started, charged) if t.status != "pending"]
         at_max = [
             i
             for i, (t, b) in enumerate(zip(told, budgets))
@@ -522,7 +574,8 @@ class _Run:
             eval_time=np.array(
                 [t.eval_time if t.eval_time is not None else math.nan for t in told]
             ),
-            spent=float(sum(budgets)) / float(self.max_budget),
+            costs=costs,
+            spent=float(sum(costs)) / float(self.max_budget),
             reported_x=[c for c, _ in reported_points],
             reported_budgets=[b for _, b in reported_points],
             reported_vals=self.sign

@@ -12,17 +12,26 @@ from typing import Any
 from ..failures import GuardedObjective
 from ..history import Trial
 from ..targets import as_value
+from .checkpoints import Checkpoint
 
 __all__ = ["Outcome", "ReportingObjective", "Reports", "WithBudget", "is_report"]
 
 
 class WithBudget:
-    """``func(x, budget)`` as the one-argument callable the failure guard wraps."""
+    """``func(x, budget, ...)`` as the one-argument callable the failure guard wraps.
 
-    def __init__(self, func: Callable[[Any, Any], Any]):
+    A :class:`~treebo.multifidelity.checkpoints.Checkpoint` among the
+    arguments has its directory made first, where the evaluation runs (so a
+    failure to make it fails the evaluation, like any exception of ``func``).
+    """
+
+    def __init__(self, func: Callable[..., Any]):
         self.func = func
 
-    def __call__(self, job: tuple[Any, Any]) -> Any:
+    def __call__(self, job: tuple[Any, ...]) -> Any:
+        for part in job:
+            if isinstance(part, Checkpoint):
+                part.prepare()
         return self.func(*job)
 
 
@@ -73,7 +82,7 @@ class Outcome:
 
 
 class ReportingObjective:
-    """The guarded ``func(x, budget, report)`` as a one-argument callable returning an Outcome.
+    """The guarded ``func(x, budget, report[, checkpoint])`` as a one-argument callable.
 
     The reports live outside the guard, so an evaluation that fails after
     reporting still sends back what it reported.
@@ -84,10 +93,10 @@ class ReportingObjective:
         self.min_budget = min_budget
         self.integer = integer
 
-    def __call__(self, job: tuple[Any, Any]) -> Outcome:
-        config, budget = job
+    def __call__(self, job: tuple[Any, ...]) -> Outcome:
+        config, budget, *rest = job
         reports = Reports(self.min_budget, budget, self.integer)
-        value = self.guarded((config, budget, reports))
+        value = self.guarded((config, budget, reports, *rest))
         return Outcome(value, reports.told)
 
 

@@ -30,14 +30,19 @@ data, and seeded models, so each value is a deterministic function of
 from __future__ import annotations
 
 import math
+import os
+import pickle
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..space import Integer, Real
 from .base import Problem
 from .continuous import HARTMANN6_A, HARTMANN6_ALPHA, HARTMANN6_P
+
+if TYPE_CHECKING:  # the problems need the class only in their signatures
+    from ..multifidelity.checkpoints import Checkpoint
 
 __all__ = [
     "MultiFidelityProblem",
@@ -80,15 +85,58 @@ class MultiFidelityProblem(Problem):
     min_budget: Any = 1
     max_budget: Any = 27
     eta: int = 3
+    #: Whether a training can continue from a lower budget to a higher one
+    #: (:meth:`continue_training`); False where a higher budget is a new training.
+    continuable: bool = True
 
     def __call__(self, x: Any, budget: Any = None) -> float:
         budget = self.max_budget if budget is None else budget
+        self._check(x, budget)
+        return self.evaluate_at(x, budget)
+
+    def continue_training(self, x: Any, budget: Any, checkpoint: Checkpoint) -> float:
+        """The value at ``budget``, continuing the training saved in ``checkpoint``.
+
+        The objective of :func:`~treebo.minimize_multifidelity` with
+        ``checkpoint_dir``. A model problem loads the model that
+        ``checkpoint.path`` holds at ``checkpoint.budget``, trains it on to
+        ``budget`` and saves it there; its value is the one a training from
+        scratch gets (``tests/problems/test_multifidelity.py`` checks it).
+        A synthetic function returns its value: a training whose value does
+        not depend on where it resumed.
+
+        Parameters
+        ----------
+        x : list or dict
+            A point of :attr:`space`.
+        budget : int or float
+            In ``[min_budget, max_budget]``.
+        checkpoint : Checkpoint
+            The configuration's directory and the budget it was saved at.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            For a problem that is not :attr:`continuable`, a budget out of
+            range or an infeasible point.
+        """
+        if not self.continuable:
+            raise ValueError(
+                f"{self.name} cannot continue a training: a higher budget is a new training"
+            )
+        self._check(x, budget)
+        return self.resume_at(x, budget, checkpoint)
+
+    def _check(self, x: Any, budget: Any) -> None:
         if not self.min_budget <= budget <= self.max_budget:
             raise ValueError(
                 f"budget must be in [{self.min_budget}, {self.max_budget}], got {budget!r}"
             )
         self.space.encode([x])  # a clear ValueError for an infeasible point
-        return self.evaluate_at(x, budget)
 
     def evaluate(self, x: np.ndarray) -> float:
         return self.evaluate_at(list(x), self.max_budget)
@@ -108,6 +156,24 @@ class MultiFidelityProblem(Problem):
         float
         """
         raise NotImplementedError
+
+    def resume_at(self, x: Any, budget: Any, checkpoint: Checkpoint) -> float:
+        """:meth:`continue_training` at a feasible point and budget (default: :meth:`evaluate_at`).
+
+        Parameters
+        ----------
+        x : list or dict
+            A feasible point.
+        budget : int or float
+            In ``[min_budget, max_budget]``.
+        checkpoint : Checkpoint
+            The configuration's directory and the budget it was saved at.
+
+        Returns
+        -------
+        float
+        """
+        return self.evaluate_at(x, budget)
 
 
 class MFBranin(MultiFidelityProblem):
@@ -160,10 +226,51 @@ class _DataProblem(MultiFidelityProblem):
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):
-            return self.fit_score(x, budget)
+            return self.loss(self.train(x, budget))
 
-    def fit_score(self, x: Any, budget: Any) -> float:
-        """The validation loss of the model at ``x`` trained with ``budget``."""
+    def resume_at(self, x: Any, budget: Any, checkpoint: Checkpoint) -> float:
+        from threadpoolctl import threadpool_limits
+
+        saved = checkpoint.path / "model.pkl"
+        start = pickle.loads(saved.read_bytes()) if checkpoint.continues else None
+        with threadpool_limits(1):
+            model = self.train(x, budget, start)
+            value = self.loss(model)
+        # Written whole, then renamed: a killed evaluation leaves the previous state.
+        partial = saved.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps((budget, model)))
+        os.replace(partial, saved)
+        return value
+
+    def train(self, x: Any, budget: Any, start: tuple[Any, Any] | None = None) -> Any:
+        """The model at ``x`` trained up to ``budget``.
+
+        Parameters
+        ----------
+        x : dict
+            A feasible point.
+        budget : int or float
+        start : (budget, model), optional
+            A model trained up to a lower budget, to continue (only for a
+            :attr:`continuable` problem).
+
+        Returns
+        -------
+        A fitted scikit-learn model.
+        """
+        raise NotImplementedError
+
+    def loss(self, model: Any) -> float:
+        """The validation loss of a model :meth:`train` made.
+
+        Parameters
+        ----------
+        model : a fitted scikit-learn model
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
     def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -203,15 +310,23 @@ class HGBCancer(_DataProblem):
             },
         )
 
-    def fit_score(self, x: Any, budget: Any) -> float:
+    def train(self, x: Any, budget: Any, start: tuple[Any, Any] | None = None) -> Any:
         from sklearn.ensemble import HistGradientBoostingClassifier
+
+        X_train, _, y_train, _ = self.data()
+        if start is None:
+            # warm_start changes nothing in a first fit; a later one adds rounds.
+            model = HistGradientBoostingClassifier(
+                max_iter=int(budget), early_stopping=False, random_state=_SEED, warm_start=True, **x
+            )
+        else:
+            model = start[1].set_params(max_iter=int(budget))
+        return model.fit(X_train, y_train)
+
+    def loss(self, model: Any) -> float:
         from sklearn.metrics import log_loss
 
-        X_train, X_valid, y_train, y_valid = self.data()
-        model = HistGradientBoostingClassifier(
-            max_iter=int(budget), early_stopping=False, random_state=_SEED, **x
-        )
-        model.fit(X_train, y_train)
+        _, X_valid, _, y_valid = self.data()
         return float(log_loss(y_valid, model.predict_proba(X_valid), labels=model.classes_))
 
 
@@ -231,30 +346,44 @@ class MLPDigits(_DataProblem):
             },
         )
 
-    def fit_score(self, x: Any, budget: Any) -> float:
-        from sklearn.metrics import log_loss
+    def train(self, x: Any, budget: Any, start: tuple[Any, Any] | None = None) -> Any:
         from sklearn.neural_network import MLPClassifier
 
-        X_train, X_valid, y_train, y_valid = self.data()
-        model = MLPClassifier(
-            hidden_layer_sizes=(int(x["hidden"]),),
-            learning_rate_init=x["learning_rate_init"],
-            alpha=x["alpha"],
-            batch_size=int(x["batch_size"]),
-            random_state=_SEED,
-        )
+        X_train, _, y_train, _ = self.data()
+        if start is None:
+            trained, model = (
+                0,
+                MLPClassifier(
+                    hidden_layer_sizes=(int(x["hidden"]),),
+                    learning_rate_init=x["learning_rate_init"],
+                    alpha=x["alpha"],
+                    batch_size=int(x["batch_size"]),
+                    random_state=_SEED,
+                ),
+            )
+        else:
+            trained, model = int(start[0]), start[1]
         classes = np.unique(y_train)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # overflow in a diverging network is a bad value
-            for _ in range(int(budget)):
+            for _ in range(int(budget) - trained):
                 model.partial_fit(X_train, y_train, classes=classes)
-            return float(log_loss(y_valid, model.predict_proba(X_valid), labels=classes))
+        return model
+
+    def loss(self, model: Any) -> float:
+        from sklearn.metrics import log_loss
+
+        _, X_valid, _, y_valid = self.data()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(log_loss(y_valid, model.predict_proba(X_valid), labels=model.classes_))
 
 
 class SVCDigits(_DataProblem):
     """An RBF SVC on digits, the fraction of the training data as the budget (1/27 to 1)."""
 
     min_budget, max_budget = 1 / 27, 1.0
+    continuable = False
 
     def __init__(self) -> None:
         super().__init__(
@@ -262,12 +391,15 @@ class SVCDigits(_DataProblem):
             {"C": Real(1e-2, 1e4, "log-uniform"), "gamma": Real(1e-5, 1e1, "log-uniform")},
         )
 
-    def fit_score(self, x: Any, budget: Any) -> float:
+    def train(self, x: Any, budget: Any, start: tuple[Any, Any] | None = None) -> Any:
         from sklearn.svm import SVC
 
-        X_train, X_valid, y_train, y_valid = self.data()
+        X_train, _, y_train, _ = self.data()
         rows = _stratified_rows(y_train, budget)
-        model = SVC(C=x["C"], gamma=x["gamma"]).fit(X_train[rows], y_train[rows])
+        return SVC(C=x["C"], gamma=x["gamma"]).fit(X_train[rows], y_train[rows])
+
+    def loss(self, model: Any) -> float:
+        _, X_valid, _, y_valid = self.data()
         return float(np.mean(model.predict(X_valid) != y_valid))
 
 

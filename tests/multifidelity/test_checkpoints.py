@@ -1,0 +1,123 @@
+import pickle
+
+import numpy as np
+import pytest
+
+from treebo import Real, minimize_multifidelity
+from treebo.multifidelity import Checkpoint
+from treebo.multifidelity.checkpoints import evaluation_costs
+
+SPACE = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
+
+
+def _value(x, budget):
+    return (x[0] - 0.3) ** 2 + (x[1] + 0.2) ** 2 - (9 - budget) / 9
+
+
+class Training:
+    """An objective that keeps, in its checkpoint, the budget it has trained to."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, x, budget, checkpoint):
+        state = checkpoint.path / "state.pkl"
+        trained = pickle.loads(state.read_bytes()) if checkpoint.continues else 0
+        # The state left by the previous evaluation is the one this one continues.
+        assert trained == (checkpoint.budget or 0)
+        state.write_bytes(pickle.dumps(budget))
+        self.calls.append((tuple(x), budget, checkpoint))
+        return _value(x, budget)
+
+
+def _run(func, total=5, **kwargs):
+    kwargs.setdefault("random_state", 0)
+    return minimize_multifidelity(func, SPACE, 1, 9, total, 3, **kwargs)
+
+
+def test_a_promotion_continues_from_the_previous_evaluation_and_pays_the_difference(tmp_path):
+    training = Training()
+    result = _run(training, total=5, checkpoint_dir=tmp_path)
+    by_config = {}
+    for x, budget, checkpoint in training.calls:
+        by_config.setdefault(x, []).append((budget, checkpoint))
+    for chain in by_config.values():
+        budgets = [b for b, _ in chain]
+        assert [c.budget for _, c in chain] == [None, *budgets[:-1]]
+        assert len({c.path for _, c in chain}) == 1  # one directory per configuration
+    paths = [chain[0][1].path for chain in by_config.values()]
+    assert len(set(paths)) == len(paths) and all(p.parent == tmp_path for p in paths)
+    assert any(len(chain) == 3 for chain in by_config.values())  # promoted twice
+    previous = {}
+    expected = []
+    for x, budget in zip(result.x_iters, result.budgets):
+        expected.append(budget - previous.get(tuple(x), 0))
+        previous[tuple(x)] = budget
+    assert result.costs == expected
+    assert result.spent == pytest.approx(sum(expected) / 9) and result.spent <= 5 + 1e-12
+
+
+def test_continued_trainings_fit_more_evaluations_into_the_same_budget(tmp_path):
+    plain = _run(_value, total=3)
+    continued = _run(Training(), total=3, checkpoint_dir=tmp_path)
+    # The first bracket is the same (9 at 1, 3 at 3, 1 at 9), but it costs 9 + 6 + 6
+    # instead of 9 + 9 + 9, which leaves room for the next bracket's first evaluations.
+    assert plain.budgets == [1] * 9 + [3] * 3 + [9]
+    assert continued.budgets[:13] == plain.budgets and len(continued.budgets) > 13
+    assert sum(continued.costs[:13]) == 21 and continued.spent <= 3 + 1e-12
+    # It stops only when the next evaluation would not fit.
+    assert 3 * 9 - sum(continued.costs) < 9
+
+
+def test_a_stopped_run_with_checkpoints_resumes_equal(tmp_path):
+    db, checkpoints = tmp_path / "mf.db", tmp_path / "checkpoints"
+    stopped = _run(
+        Training(),
+        storage=db,
+        checkpoint_dir=checkpoints,
+        callback=lambda r: len(r.func_vals) >= 14,
+    )
+    assert len(stopped.func_vals) == 14
+    resumed_training = Training()  # asserts that every state it loads is the expected one
+    resumed = _run(resumed_training, storage=db, checkpoint_dir=checkpoints)
+    uninterrupted = _run(Training(), checkpoint_dir=tmp_path / "fresh")
+    assert resumed.x_iters == uninterrupted.x_iters
+    assert resumed.budgets == uninterrupted.budgets
+    assert resumed.costs == uninterrupted.costs
+    assert len(resumed_training.calls) == len(uninterrupted.func_vals) - 14
+
+
+def _worker_training(x, budget, checkpoint):
+    assert checkpoint.path.is_dir()  # made in the worker, before the call
+    (checkpoint.path / f"{budget}").touch()
+    return _value(x, budget)
+
+
+def test_worker_processes_get_their_checkpoint_directories(tmp_path):
+    result = _run(_worker_training, total=4, n_jobs=2, checkpoint_dir=tmp_path)
+    assert result.n_failed == 0
+    made = sorted(p.name for d in tmp_path.iterdir() for p in d.iterdir())
+    assert sorted(str(b) for b in result.budgets) == made
+
+
+def test_checkpoints_come_after_the_report_function(tmp_path):
+    def reporting(x, budget, report, checkpoint):
+        assert isinstance(checkpoint, Checkpoint) and callable(report)
+        report(1, _value(x, 1))
+        return _value(x, budget)
+
+    result = _run(reporting, total=4, intermediate=True, checkpoint_dir=tmp_path)
+    assert result.n_failed == 0 and len(result.reported_vals) > 0
+
+
+@pytest.mark.parametrize("value", [3, "", b"dir"])
+def test_checkpoint_dir_must_be_a_path(value):
+    with pytest.raises(ValueError, match="checkpoint_dir must be a directory path"):
+        _run(Training(), checkpoint_dir=value)
+
+
+def test_evaluation_costs_charge_what_is_beyond_the_previous_evaluation():
+    evaluations = [("a", 1.0), ("b", 1.0), ("a", 3.0), ("a", 9.0), ("b", 3.0)]
+    assert evaluation_costs(evaluations, continued=True) == [1.0, 1.0, 2.0, 6.0, 2.0]
+    assert evaluation_costs(evaluations, continued=False) == [1.0, 1.0, 3.0, 9.0, 3.0]
+    np.testing.assert_allclose(evaluation_costs([], continued=True), [])
