@@ -877,6 +877,16 @@ def train_reporting(x, epochs, report):
     return (x["lr"] - 0.3) ** 2 + 1.0 / epochs
 
 train_reporting.space = train.space
+
+def train_continued(x, epochs, checkpoint):
+    # The saved state is the number of epochs trained so far.
+    state = checkpoint.path / "epochs"
+    done = int(state.read_text()) if checkpoint.continues else 0
+    assert done == (checkpoint.budget or 0)
+    state.write_text(str(epochs))
+    return train(x, epochs)
+
+train_continued.space = train.space
 """
 
 _MF = ["--budget-param", "epochs", "--min-budget", "1", "--max-budget", "9"]
@@ -937,6 +947,35 @@ def test_minimize_a_command_with_a_budget_placeholder(tmp_path, monkeypatch, cap
     assert "at the max budget (epochs = 9)" in out and "(epochs 1: 9, 3: 3, 9: 1)" in out
 
 
+def test_minimize_with_budgets_continues_trainings_from_checkpoints(tmp_path, monkeypatch, capsys):
+    (tmp_path / "train.py").write_text(_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    common = [*_MF, "--total-budget", "3", "--seed", "0", "--quiet"]
+    assert main(["minimize", "train.py:train", *common]) == 0
+    plain = capsys.readouterr().out
+    argv = ["minimize", "train.py:train_continued", *common, "--checkpoint-dir", "ckpt"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    # The first bracket (9 at 1, 3 at 3, 1 at 9) costs 21 epochs instead of 27, and the
+    # 6 epochs left start two configurations of the next bracket, at 3.
+    assert "on 13 evaluations (epochs 1: 9, 3: 3, 9: 1)" in plain
+    assert "(27 epochs) on 15 evaluations (epochs 1: 9, 3: 5, 9: 1)" in out
+    assert len(list((tmp_path / "ckpt").iterdir())) == 11  # one directory per configuration
+    # A command finds its configuration's directory in {checkpoint}.
+    (tmp_path / "space.json").write_text(
+        json.dumps({"dimensions": [{"type": "Real", "name": "lr", "low": 0.0, "high": 1.0}]})
+    )
+    script = (
+        "import pathlib, sys; d = pathlib.Path(sys.argv[1]); "
+        "(d / sys.argv[3]).touch(); print((float(sys.argv[2]) - 0.3) ** 2 + 1 / int(sys.argv[3]))"
+    )
+    command = f"{sys.executable} -c '{script}' {{checkpoint}} {{lr}} {{epochs}}"
+    argv = ["minimize", "--command", command, "--space", "space.json", *common]
+    assert main([*argv, "--checkpoint-dir", "cmd"]) == 0
+    made = sorted(p.name for d in (tmp_path / "cmd").iterdir() for p in d.iterdir())
+    assert made == ["1"] * 9 + ["3"] * 5 + ["9"]
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
@@ -962,6 +1001,10 @@ def test_minimize_a_command_with_a_budget_placeholder(tmp_path, monkeypatch, cap
         (
             [*_MF, "--total-budget", "3", "--intermediate"],
             "--intermediate: train.py:train has no parameter 'report'",
+        ),
+        (
+            [*_MF, "--total-budget", "3", "--checkpoint-dir", "c"],
+            "--checkpoint-dir: train.py:train has no parameter 'checkpoint'",
         ),
         (
             [*_MF[:4], "--max-budget", "0.5", "--total-budget", "3"],

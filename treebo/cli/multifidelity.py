@@ -9,8 +9,10 @@
         --total-budget 10
 
 The function is called ``FUNCTION(x, NAME=budget)`` (and ``report=`` with
-``--intermediate``); a command gets the budget through the placeholder
-``{NAME}``. The run is :func:`~treebo.minimize_multifidelity`.
+``--intermediate``, ``checkpoint=`` with ``--checkpoint-dir``); a command
+gets the budget through the placeholder ``{NAME}`` and the configuration's
+checkpoint directory through ``{checkpoint}``. The run is
+:func:`~treebo.minimize_multifidelity`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .usage import UsageError
 
 if TYPE_CHECKING:
     from ..history import OptimizeResult
+    from ..multifidelity import Checkpoint
 
 __all__ = ["add_budget_arguments", "wants_budgets", "minimize_user"]
 
@@ -44,7 +47,11 @@ _BUDGET_OPTIONS = {
     "total_budget": "--total-budget",
     "eta": "--eta",
     "intermediate": "--intermediate",
+    "checkpoint_dir": "--checkpoint-dir",
 }
+
+#: The placeholder of a command that ``--checkpoint-dir`` fills.
+CHECKPOINT_PLACEHOLDER = "checkpoint"
 
 
 def _budget(text: str) -> int | float:
@@ -99,6 +106,15 @@ def add_budget_arguments(p: argparse.ArgumentParser) -> None:
         help="FUNCTION also takes `report`: report(budget, value) while it trains "
         "records its value at that lower budget for the model",
     )
+    group.add_argument(
+        "--checkpoint-dir",
+        metavar="DIR",
+        help="trainings continue from one budget to the next: FUNCTION also takes "
+        "`checkpoint` (checkpoint.path, a directory of the configuration under DIR, "
+        "and checkpoint.budget, the budget its saved state reached), and a command's "
+        "{checkpoint} is that directory; a promotion is charged only the budget "
+        "beyond the previous one",
+    )
 
 
 def wants_budgets(args: argparse.Namespace) -> bool:
@@ -115,13 +131,17 @@ def minimize_user(args: argparse.Namespace) -> int:
     _check_options(args)
     name = args.budget_param
     command = args.command_line is not None
-    func, space = study.objective(args, budget_name=name if command else None)
+    continued = args.checkpoint_dir is not None
+    placeholders = {name: "--budget-param"}
+    if continued:
+        placeholders[CHECKPOINT_PLACEHOLDER] = "--checkpoint-dir"
+    func, space = study.objective(args, placeholders if command else None)
     objective: Callable[..., Any]
     if command:
         objective = _CommandWithBudget(func, list(space.names), name)
     else:
-        _check_parameters(func, args.problem, name, bool(args.intermediate))
-        objective = _FunctionWithBudget(func, name, bool(args.intermediate))
+        _check_parameters(func, args.problem, name, bool(args.intermediate), continued)
+        objective = _FunctionWithBudget(func, name, bool(args.intermediate), continued)
     catch = tuple(study.exception_class(n) for n in args.catch) if args.catch else None
     eta = DEFAULT_ETA if args.eta is None else args.eta
     progress = _Progress(args, name)
@@ -143,6 +163,7 @@ def minimize_user(args: argparse.Namespace) -> int:
                 callback=progress,
                 intermediate=bool(args.intermediate),
                 direction="maximize" if args.maximize else "minimize",
+                checkpoint_dir=args.checkpoint_dir,
             )
     except StorageLockedError as error:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
@@ -208,38 +229,43 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be {allowed}, got {value!r}")
 
 
-def _check_parameters(func: Callable, target: str, name: str, intermediate: bool) -> None:
-    """A usage error, before anything runs, if ``func`` cannot take the budget (or ``report``)."""
+def _check_parameters(
+    func: Callable, target: str, name: str, intermediate: bool, continued: bool
+) -> None:
+    """A usage error, before anything runs, if ``func`` cannot take what it will be given."""
     try:
         parameters = inspect.signature(func).parameters
     except (TypeError, ValueError):  # a builtin or extension: let the first call tell
         return
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
-    for flag, wanted in (("--budget-param", name), ("--intermediate", "report")):
-        if flag == "--intermediate" and not intermediate:
-            continue
-        parameter = parameters.get(wanted)
+    wanted = [("--budget-param", name, "the budget")]
+    if intermediate:
+        wanted.append(("--intermediate", "report", "the report function"))
+    if continued:
+        wanted.append(("--checkpoint-dir", "checkpoint", "the checkpoint"))
+    for flag, parameter_name, what in wanted:
+        parameter = parameters.get(parameter_name)
         if parameter is None or parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
             raise UsageError(
-                f"{flag}: {target} has no parameter {wanted!r} to take "
-                f"{'the budget' if wanted == name else 'the report function'} by keyword "
-                f"(its parameters: {', '.join(parameters)})"
+                f"{flag}: {target} has no parameter {parameter_name!r} to take {what} by "
+                f"keyword (its parameters: {', '.join(parameters)})"
             )
 
 
 class _FunctionWithBudget:
-    """``func(x, budget[, report])`` of the run as ``FUNCTION(x, NAME=budget[, report=report])``."""
+    """``func(x, budget[, report][, checkpoint])`` of the run as ``FUNCTION(x, NAME=budget, ...)``.
 
-    def __init__(self, func: Callable, name: str, intermediate: bool):
+    ``report`` and ``checkpoint`` are passed by keyword, each when the run gives it.
+    """
+
+    def __init__(self, func: Callable, name: str, intermediate: bool, continued: bool):
         self.func = func
         self.name = name
-        self.intermediate = intermediate
+        self.extras = [n for n, on in (("report", intermediate), ("checkpoint", continued)) if on]
 
-    def __call__(self, x: Any, budget: Any, report: Callable | None = None) -> Any:
-        if self.intermediate:
-            return self.func(x, **{self.name: budget, "report": report})
-        return self.func(x, **{self.name: budget})
+    def __call__(self, x: Any, budget: Any, *extras: Any) -> Any:
+        return self.func(x, **{self.name: budget}, **dict(zip(self.extras, extras)))
 
 
 class _CommandWithBudget:
@@ -250,9 +276,12 @@ class _CommandWithBudget:
         self.names = names
         self.name = name
 
-    def __call__(self, x: Any, budget: Any) -> Any:
+    def __call__(self, x: Any, budget: Any, checkpoint: Checkpoint | None = None) -> Any:
         values = dict(x) if isinstance(x, Mapping) else dict(zip(self.names, x))
-        return self.command({**values, self.name: budget})
+        values[self.name] = budget
+        if checkpoint is not None:
+            values[CHECKPOINT_PLACEHOLDER] = str(checkpoint.path)
+        return self.command(values)
 
 
 class _Progress:
@@ -275,7 +304,7 @@ class _Progress:
         self.made += 1
         if self.bar is None:
             return
-        spent = float(sum(result.budgets))
+        spent = float(sum(result.costs))
         count = int(spent) if self.integer else int(100 * spent / self.cap)
         self.bar.update(count - self.bar.count, best=float(result.fun))
 
@@ -294,7 +323,7 @@ def _summary(args: argparse.Namespace, result: OptimizeResult, made: int) -> int
     counts = ", ".join(f"{b:g}: {k}" for b, k in sorted(per_budget.items()))
     spent = (
         f"spent {result.spent:.4g} of {args.total_budget:g} x max budget "
-        f"({float(sum(result.budgets)):g} {args.budget_param}) on {n} evaluations "
+        f"({float(sum(result.costs)):g} {args.budget_param}) on {n} evaluations "
         f"({args.budget_param} {counts})"
     )
     if result.x is None:

@@ -139,12 +139,13 @@ def _settings(args: argparse.Namespace) -> dict:
 
 
 def objective(
-    args: argparse.Namespace, budget_name: str | None = None
+    args: argparse.Namespace, placeholders: dict[str, str] | None = None
 ) -> tuple[Callable[..., Any], Space]:
     """The objective and its space, from the target or ``--command``, and ``--space``.
 
-    With ``budget_name``, a command may also use the placeholder ``{budget_name}``
-    (the budget of a multi-fidelity run), which must not name a dimension.
+    ``placeholders`` maps the names a command may also use (the budget of a
+    multi-fidelity run, its checkpoint directory) to the option that
+    introduces each; none may name a dimension.
     """
     from ..objective import function_space, load_function, load_space_file
 
@@ -157,13 +158,14 @@ def objective(
         from ..command import CommandObjective
 
         names = list(space.names)
-        if budget_name is not None:
-            if budget_name in names:
+        for name, flag in (placeholders or {}).items():
+            if name in names:
                 raise ValueError(
-                    f"--budget-param {budget_name!r} is also a dimension of the space; "
-                    "give the budget another name"
+                    f"{flag}: the placeholder {{{name}}} is also a dimension of the space; "
+                    "rename the dimension"
+                    + (" or give the budget another name" if flag == "--budget-param" else "")
                 )
-            names.append(budget_name)
+            names.append(name)
         return CommandObjective(
             args.command_line,
             names,
