@@ -611,11 +611,13 @@ def run_speedup(
     total: float,
     out: Path,
     seconds_per_budget: float = 0.0,
+    promotion: str | None = None,
 ) -> None:
     """Wall time to each best full-budget value, per number of workers (one record each).
 
     With ``seconds_per_budget`` > 0, every evaluation also waits that many
-    seconds per ``max_budget`` it trains (:class:`_Waiting`).
+    seconds per ``max_budget`` it trains (:class:`_Waiting`). ``promotion``
+    is ``minimize_multifidelity``'s (its default when None).
     """
     done = {r.get("key") for r in load_results(out)} if out.exists() else set()
     for seed in seeds:
@@ -623,6 +625,8 @@ def run_speedup(
             key = f"{name}|workers={n}|seed={seed}|total_budget={total:g}"
             if seconds_per_budget:
                 key += f"|seconds_per_budget={seconds_per_budget:g}"
+            if promotion is not None and n > 1:
+                key += f"|promotion={promotion}"
             if key in done:
                 continue
             problem = get_multifidelity_problem(name)
@@ -643,6 +647,7 @@ def run_speedup(
                 n_jobs=n,
                 random_state=seed,
                 callback=record_time,
+                promotion=promotion,
             )
             wall = time.perf_counter() - start
             append_record(
@@ -656,6 +661,7 @@ def run_speedup(
                         "seed": seed,
                         "total_budget": total,
                         "seconds_per_budget": seconds_per_budget,
+                        "promotion": promotion or ("asynchronous" if n > 1 else "synchronous"),
                         "seconds": [t for t, _ in trace],
                         "best_full": [None if math.isnan(f) else f for _, f in trace],
                         "wall_time": wall,
@@ -671,13 +677,21 @@ def run_speedup(
             )
 
 
+def _promotion(record: dict) -> str:
+    # Records made before the option were asynchronous with several workers.
+    default = "asynchronous" if record["workers"] > 1 else "synchronous"
+    return record.get("promotion") or default
+
+
 def speedup_summary(records: list[dict]) -> dict:
-    """Median wall time to reach the 1-worker runs' median final value, per worker count.
+    """Median wall time to two targets, per worker count and promotion.
 
     Records are grouped by problem, total budget and ``seconds_per_budget``
-    (0 when absent); each group has its own target and its own entry, keyed
-    ``"<problem> total=<T> seconds_per_budget=<S>"``. A run that never
-    reaches the target counts as infinitely long.
+    (0 when absent); each group has its own targets and its own entry, keyed
+    ``"<problem> total=<T> seconds_per_budget=<S>"``. The targets come from
+    the 1-worker runs: ``"final"``, the median of their final values, and
+    ``"half"``, the median of their best values at half of their wall time.
+    A run that never reaches a target counts as infinitely long for it.
     """
     groups: dict[str, list[dict]] = {}
     for r in records:
@@ -689,27 +703,49 @@ def speedup_summary(records: list[dict]) -> dict:
             groups.setdefault(label, []).append(r)
     out: dict = {}
     for label, group in groups.items():
-        finals = [r["fun"] for r in group if r["workers"] == 1]
-        if not finals:
+        single = [r for r in group if r["workers"] == 1]
+        if not single:
             continue
-        target = statistics.median(finals)
-        entry: dict = {"target": target}
-        for n in sorted({r["workers"] for r in group}):
-            runs = [r for r in group if r["workers"] == n]
-            times = []
-            for r in runs:
-                hit = [
-                    t for t, f in zip(r["seconds"], r["best_full"]) if f is not None and f <= target
-                ]
-                times.append(hit[0] if hit else math.inf)
-            entry[str(n)] = {
-                "median_seconds_to_target": statistics.median(times),
-                "median_wall_time": statistics.median(r["wall_time"] for r in runs),
-                "reached": sum(not math.isinf(t) for t in times),
-                "runs": len(times),
-            }
+        targets = {
+            "final": statistics.median(r["fun"] for r in single),
+            "half": statistics.median(_best_at_time(r, r["wall_time"] / 2) for r in single),
+        }
+        entry: dict = {"targets": targets}
+        # One entry per worker count and promotion (1 worker: successive halving).
+        for n, promotion in sorted({(r["workers"], _promotion(r)) for r in group}):
+            runs = [r for r in group if r["workers"] == n and _promotion(r) == promotion]
+            cell: dict = {"median_wall_time": statistics.median(r["wall_time"] for r in runs)}
+            for name, target in targets.items():
+                times = [_time_to(r, target) for r in runs]
+                cell[f"median_seconds_to_{name}"] = statistics.median(times)
+                cell[f"reached_{name}"] = sum(not math.isinf(t) for t in times)
+            cell["runs"] = len(runs)
+            entry[str(n) if n == 1 else f"{n} {promotion}"] = cell
         out[label] = entry
     return out
+
+
+def _time_to(record: dict, target: float) -> float:
+    """Seconds until the run's best full-budget value is at most ``target`` (inf if never)."""
+    return next(
+        (
+            t
+            for t, f in zip(record["seconds"], record["best_full"])
+            if f is not None and f <= target
+        ),
+        math.inf,
+    )
+
+
+def _best_at_time(record: dict, seconds: float) -> float:
+    """The run's best full-budget value after ``seconds`` (inf before the first)."""
+    best = math.inf
+    for t, f in zip(record["seconds"], record["best_full"]):
+        if t > seconds:
+            break
+        if f is not None:
+            best = f
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -726,6 +762,11 @@ def main(argv: list[str] | None = None) -> int:
         help="time the workers of --workers on PROBLEM instead of running the grid",
     )
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument(
+        "--promotion",
+        choices=["synchronous", "asynchronous"],
+        help="with --speedup: minimize_multifidelity's promotion (its default if not given)",
+    )
     parser.add_argument(
         "--seconds-per-budget",
         type=float,
@@ -758,6 +799,7 @@ def main(argv: list[str] | None = None) -> int:
             args.total_budget,
             args.out,
             args.seconds_per_budget,
+            args.promotion,
         )
         return 0
     unknown = sorted(set(args.problems) - set(MULTIFIDELITY_PROBLEMS))

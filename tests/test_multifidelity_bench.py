@@ -28,27 +28,32 @@ def _record(workers, seed, seconds, best, seconds_per_budget=None, total=12.0):
 
 def test_speedup_summary_groups_by_waiting_time_and_counts_unreached_targets():
     records = [
-        # Without waiting (older records have no field): target 2.0.
+        # Without waiting (older records have no field): final target 2.0.
         _record(1, 0, [1.0, 4.0], [3.0, 2.0]),
         _record(2, 0, [1.0, 2.0], [3.0, 1.5]),
-        # Waiting 1 s per max_budget: target median(1.0, 2.0, 4.0) = 2.0.
+        # Waiting 1 s per max_budget: final target median(1.0, 2.0, 4.0) = 2.0; at half
+        # of their 10 s the 1-worker runs had 3.0, inf and 5.0: target 5.0.
         _record(1, 0, [5.0, 10.0], [3.0, 1.0], 1.0),
         _record(1, 1, [5.0, 10.0], [None, 2.0], 1.0),
         _record(1, 2, [5.0, 10.0], [5.0, 4.0], 1.0),
         _record(4, 0, [2.0, 3.0], [1.9, 1.0], 1.0),
         _record(4, 1, [2.0, 3.0], [3.0, 2.5], 1.0),
         _record(4, 2, [1.0, 4.0], [None, 2.0], 1.0),
+        {**_record(4, 0, [1.0, 2.0], [9.0, 0.5], 1.0), "promotion": "synchronous"},
     ]
     summary = bench.speedup_summary(records)
     plain = summary["speedup_mf_branin total=12 seconds_per_budget=0"]
-    assert plain["target"] == 2.0
-    assert plain["2"]["median_seconds_to_target"] == 2.0
+    assert plain["targets"]["final"] == 2.0
+    assert plain["2 asynchronous"]["median_seconds_to_final"] == 2.0
     waiting = summary["speedup_mf_branin total=12 seconds_per_budget=1"]
-    assert waiting["target"] == 2.0
-    assert waiting["1"]["median_seconds_to_target"] == 10.0  # 10, 10, never
-    assert waiting["1"]["reached"] == 2
-    assert waiting["4"]["median_seconds_to_target"] == 4.0  # 2, never, 4
-    assert waiting["4"]["reached"] == 2 and waiting["4"]["runs"] == 3
+    assert waiting["targets"] == {"final": 2.0, "half": 5.0}
+    assert waiting["1"]["median_seconds_to_final"] == 10.0  # 10, 10, never
+    assert waiting["1"]["reached_final"] == 2
+    asha = waiting["4 asynchronous"]
+    assert asha["median_seconds_to_final"] == 4.0  # 2, never, 4
+    assert asha["reached_final"] == 2 and asha["runs"] == 3
+    assert asha["median_seconds_to_half"] == 2.0  # 2, 2, 4
+    assert waiting["4 synchronous"]["median_seconds_to_final"] == 2.0
 
 
 def test_a_waiting_problem_returns_the_problems_value():

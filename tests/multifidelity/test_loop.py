@@ -175,6 +175,22 @@ def test_two_workers_promote_asynchronously_within_the_budget():
     assert first_promotion < 9
 
 
+def test_two_workers_with_synchronous_promotions_start_the_next_bracket_meanwhile():
+    result = _run(total=4, n_jobs=2, promotion="synchronous")
+    assert sum(result.budgets) / 9 <= 4 + 1e-12 and result.n_failed == 0
+    # While the first rung waits for its last value, the free worker starts a new
+    # configuration of the next bracket (budget 3) instead of waiting.
+    assert result.budgets[:10] == [1] * 9 + [3]
+    assert result.x_iters[9] not in result.x_iters[:9]
+    # The first bracket's promotions are its best three at budget 1, as with one worker.
+    values = np.asarray(result.func_vals[:9])
+    best_three = [result.x_iters[i] for i in np.argsort(values)[:3]]
+    promoted = [x for x, b in zip(result.x_iters[10:], result.budgets[10:]) if b == 3]
+    assert all(x in promoted for x in best_three)
+    with pytest.raises(ValueError, match="promotion must be one of"):
+        _run(promotion="asha")
+
+
 def test_an_executor_sets_the_workers_and_the_asynchronous_schedule():
     from concurrent.futures import ThreadPoolExecutor
 

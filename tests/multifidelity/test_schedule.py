@@ -19,7 +19,9 @@ def test_synchronous_promotes_the_best_third_once_the_rung_is_told():
     jobs = _fill(schedule, values)
     for job, value in list(zip(jobs, values))[:-1]:
         schedule.tell(job, value)
-    assert schedule.next_job() is None  # waits for the last evaluation of the rung
+    # No promotion before the rung's last value: a free worker starts the next bracket.
+    waiting = schedule.next_job()
+    assert waiting.key is None and waiting.bracket == 1 and waiting.budget == 3
     schedule.tell(jobs[-1], values[-1])
     promoted = []
     for _ in range(3):
@@ -43,7 +45,7 @@ def test_failures_are_never_promoted():
     for i, job in enumerate(jobs):
         schedule.tell(job, None if i < 7 else float(i))  # seven failures, two values
     keys = []
-    while (job := schedule.next_job()) is not None and job.rung == 1:
+    while (job := schedule.next_job()).rung == 1:
         recorded = schedule.record(job.key, job.budget)
         keys.append(recorded.key)
         schedule.tell(recorded, 1.0)

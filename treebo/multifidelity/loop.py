@@ -49,6 +49,9 @@ __all__ = ["minimize_multifidelity", "BUDGET_NAME"]
 #: when the configuration space already has a dimension called ``"budget"``.
 BUDGET_NAME = "budget"
 
+#: How rungs promote (``minimize_multifidelity(promotion=...)``).
+PROMOTIONS = ("synchronous", "asynchronous")
+
 #: Draws of a random configuration before a discrete space counts as exhausted.
 _RANDOM_TRIES = 100
 
@@ -75,6 +78,7 @@ def minimize_multifidelity(
     intermediate: bool = False,
     direction: str = "minimize",
     checkpoint_dir: str | os.PathLike | None = None,
+    promotion: str | None = None,
 ) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
@@ -113,10 +117,8 @@ def minimize_multifidelity(
     n_jobs : int, optional
         Evaluations in flight at once: 1 without an ``executor`` (None), else
         the executor's number of workers. ``n_jobs > 1`` runs them in worker
-        processes (or the executor) and promotes asynchronously (ASHA):
-        a free worker takes the best unpromoted configuration of a rung as
-        soon as it is in the best ``1 / eta`` of the values told there, else
-        starts a new configuration. ``-1`` means one per CPU.
+        processes (or the executor); how they are promoted is ``promotion``.
+        ``-1`` means one per CPU.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the evaluations (see :func:`~treebo.minimize`).
     storage : str, os.PathLike or Storage, optional
@@ -160,6 +162,14 @@ def minimize_multifidelity(
     direction : {"minimize", "maximize"}, default "minimize"
         Whether ``func`` (and the values it reports) is minimized or
         maximized. Stored with the study: a resume must give the same one.
+    promotion : {"synchronous", "asynchronous"}, optional
+        ``"synchronous"``: a rung promotes its best ``1 / eta`` once all its
+        values are told (successive halving), and a free worker meanwhile
+        starts configurations of the next bracket. ``"asynchronous"`` (ASHA):
+        a free worker takes the best unpromoted configuration of a rung as
+        soon as it is among the best ``1 / eta`` of the values told there.
+        With one worker both are successive halving; by default
+        ``"asynchronous"`` with several workers.
     checkpoint_dir : str or os.PathLike, optional
         For an objective that continues a configuration's training from one
         budget to the next. ``func`` is then called with one more argument,
@@ -215,6 +225,8 @@ def minimize_multifidelity(
         raise ValueError(f"intermediate must be True or False, got {intermediate!r}")
     direction = check_choice(direction, "direction", ("minimize", "maximize"))
     checkpoints = check_checkpoint_dir(checkpoint_dir)
+    if promotion is not None:
+        promotion = check_choice(promotion, "promotion", PROMOTIONS)
     resolve_executor(n_jobs, executor, None, dry_run=True)
     prototype = _surrogate(surrogate, surrogate_params)
 
@@ -251,7 +263,7 @@ def minimize_multifidelity(
             min_budget if intermediate else None,
             checkpoints,
         )
-        return run.loop(n_jobs, executor)
+        return run.loop(n_jobs, executor, promotion)
     finally:
         optimizer.close()
 
@@ -396,9 +408,11 @@ class _Run:
         return float(budget) - (previous or 0.0), (*job, checkpoint)
 
     # -- the loop ----------------------------------------------------------------------
-    def loop(self, n_jobs: Any, executor: Any) -> OptimizeResult:
+    def loop(self, n_jobs: Any, executor: Any, promotion: str | None) -> OptimizeResult:
         executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
-        schedule = RungSchedule(self.brackets, self.eta, asynchronous=n_workers > 1)
+        if promotion is None:
+            promotion = "asynchronous" if n_workers > 1 else "synchronous"
+        schedule = RungSchedule(self.brackets, self.eta, promotion == "asynchronous")
         configs: dict[str, Any] = {}
         self.configs = configs  # key -> configuration, of every configuration evaluated
         todo: list[tuple[Trial, Job, tuple]] = []
@@ -432,10 +446,7 @@ class _Run:
                     if todo:
                         trial, job, args = todo.pop(0)
                     else:
-                        next_job = schedule.next_job()
-                        if next_job is None:
-                            break
-                        job = next_job
+                        job = schedule.next_job()
                         if committed + self.cost(job) > self.cap * (1 + 1e-12):
                             if not in_flight:
                                 message = "spent the total budget"

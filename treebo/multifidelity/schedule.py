@@ -6,14 +6,18 @@ highest rung down, then a new configuration at the bottom rung of the
 bracket that is filling; when a bracket has started all its configurations
 the next one opens (Hyperband's brackets repeated without end).
 
-* **Synchronous** (one worker): a rung promotes only once all of its
+* **Synchronous** promotions: a rung promotes only once all of its
   evaluations are told, and then its best ``sizes[i + 1]`` configurations,
-  as successive halving does.
-* **Asynchronous** (several workers, ASHA: Li et al., "A System for Massively
+  as successive halving does. While a rung waits for its last values, a free
+  worker starts configurations of the next bracket (several brackets run at
+  once, as BOHB runs them in parallel: Falkner et al., ICML 2018), so with
+  one worker this is successive halving as published and with several no
+  worker waits either.
+* **Asynchronous** promotions (ASHA: Li et al., "A System for Massively
   Parallel Hyperparameter Tuning", MLSys 2020): a rung promotes its best
   unpromoted configuration as soon as it is among the best ``1 / eta`` of the
-  values told there, so a free worker never waits for a rung to fill; a
-  bracket still promotes at most ``sizes[i + 1]`` configurations per rung.
+  values told there; a bracket still promotes at most ``sizes[i + 1]``
+  configurations per rung.
 
 The schedule is rebuilt from the trials alone (:meth:`RungSchedule.record`
 in trial order), which is what lets a stored run resume: the ``k``-th new
@@ -88,9 +92,6 @@ class _Open:
                 return False
         return len(self.values[i]) >= expected and self.n_told(i) == len(self.values[i])
 
-    def finished(self) -> bool:
-        return self.rung_done(len(self.plan.sizes) - 1)
-
 
 class RungSchedule:
     """The evaluations of a run by bracket and rung, and the next job.
@@ -101,7 +102,7 @@ class RungSchedule:
         One Hyperband iteration (:func:`~treebo.multifidelity.hyperband_brackets`),
         repeated.
     eta : float
-        The promotion fraction is ``1 / eta`` (asynchronous mode).
+        The promotion fraction is ``1 / eta`` (asynchronous promotions).
     asynchronous : bool
         ASHA promotions instead of waiting for full rungs.
     """
@@ -181,11 +182,11 @@ class RungSchedule:
             bracket.values[job.rung][job.key] = float(value)
 
     # -- deciding ----------------------------------------------------------------------
-    def next_job(self) -> Job | None:
+    def next_job(self) -> Job:
         """The next evaluation: a promotion if one is due, else a new configuration.
 
-        Returns None when the synchronous schedule has to wait for pending
-        evaluations before it can go on.
+        The new configuration goes to the bracket that is filling, or opens the
+        next bracket when that one has started all of its configurations.
         """
         for b in range(len(self.open)):
             bracket = self.open[b]
@@ -197,8 +198,6 @@ class RungSchedule:
             bracket = self.open[self._filling]
             if len(bracket.values[0]) < bracket.plan.sizes[0]:
                 return Job(None, self._filling, 0, bracket.plan.budgets[0])
-            if not self.asynchronous and not all(o.finished() for o in self.open):
-                return None
         nxt = bracket_sequence(self.brackets, self._filling + 1)
         return Job(None, self._filling + 1, 0, nxt.budgets[0])
 
