@@ -542,11 +542,13 @@ class _Run:
     def new_configuration(self, configs: dict[str, Any]) -> Any:
         """A configuration not evaluated yet, from the model or at random; None if none is left."""
         rng = np.random.default_rng([self.seed, len(self.optimizer.trials)])
-        X, y, _ = self.optimizer.history.observations()
+        X, y, pending = self.optimizer.history.observations()
         complete = np.isfinite(y)
         if complete.sum() >= self.model.n_min and rng.random() >= self.random_fraction:
             values = training_values(y)
-            ranked, _, _ = self.model.rank(X[:, :-1], values, X[:, -1], self.rung_columns, rng)
+            ranked, _, _ = self.model.rank(
+                X[:, :-1], values, X[:, -1], self.rung_columns, rng, pending[:, :-1]
+            )
             for config in self.space.decode(ranked[:256]):
                 if self.key(config) not in configs:
                     return config

@@ -19,7 +19,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ..acquisition import local_candidates, log_expected_improvement, sobol_candidates
+from ..acquisition import (
+    distance_variance,
+    local_candidates,
+    log_expected_improvement,
+    sobol_candidates,
+)
 from ..space import Space
 from ..surrogates import Surrogate
 from ..targets import transform_targets
@@ -77,6 +82,7 @@ class ConfigurationModel:
         budget_column: np.ndarray,
         rung_columns: np.ndarray,
         rng: np.random.Generator,
+        pending: np.ndarray | None = None,
     ) -> tuple[np.ndarray, float, float]:
         """Candidate configurations, the most promising first.
 
@@ -91,11 +97,16 @@ class ConfigurationModel:
         rung_columns : ndarray of shape (n_rungs,)
             The encoded rung budgets, lowest first; the last is ``max_budget``.
         rng : numpy.random.Generator
+        pending : ndarray of shape (n_pending, n_columns), optional
+            Encoded configurations being evaluated (at any budget).
 
         Returns
         -------
         candidates : ndarray of shape (m, n_columns)
-            Encoded, snapped, ranked by expected improvement at the scoring budget.
+            Encoded, snapped, ranked by expected improvement at the scoring
+            budget; for a tree model, its predictive variance plus the
+            exploration variance (:func:`~treebo.acquisition.distance_variance`)
+            of the distance to the nearest evaluated or pending configuration.
         fit_time, acq_time : float
             Seconds.
         """
@@ -128,7 +139,15 @@ class ConfigurationModel:
         prediction = model.predict_dist(
             np.column_stack([candidates, np.full(len(candidates), column)])
         )
-        score = log_expected_improvement(prediction.mean, prediction.std, best)
+        std = prediction.std
+        if not model.smooth:
+            # As the refinement step does: a forest's variance does not grow away
+            # from the data, and configurations in flight repel the next proposal.
+            near = (
+                observed if pending is None or not len(pending) else np.vstack([observed, pending])
+            )
+            std = np.sqrt(prediction.variance + distance_variance(candidates, near))
+        score = log_expected_improvement(prediction.mean, std, best)
         # Ties (flat regions of a forest) are broken at random, not by candidate order.
         ranked = np.lexsort((rng.random(len(score)), -score))
         return candidates[ranked], fit_time, time.perf_counter() - start
