@@ -581,6 +581,49 @@ def format_markdown(table: dict) -> str:
     return "\n".join(out)
 
 
+def alternatives_markdown(records: list[dict], alternatives: list[dict]) -> str:
+    """A markdown table: ``treebo_mf`` against the proposers of ``alternatives``.
+
+    Per problem and proposer, the median best full-budget value at one third
+    and at all of the budget, over the seeds both ran, and on how many seeds
+    the alternative ended lower / higher than ``treebo_mf`` at all of the budget.
+    """
+    ours = {(r["problem"], r["seed"]): r for r in records if r.get("peer") == "treebo_mf"}
+    names = sorted({r["peer"] for r in alternatives})
+    out = [
+        "| problem | `treebo_mf` | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for problem in sorted({r["problem"] for r in alternatives}):
+        cells = []
+        base = None
+        for name in names:
+            runs = [r for r in alternatives if r["problem"] == problem and r["peer"] == name]
+            pairs = [(ours[problem, r["seed"]], r) for r in runs if (problem, r["seed"]) in ours]
+            if not pairs:
+                cells.append("n/a")
+                continue
+            mine = [a for a, _ in pairs]
+            theirs = [b for _, b in pairs]
+            if base is None or len(mine) > len(base):
+                base = mine
+            lower = sum(best_at(b, 1.0) < best_at(a, 1.0) for a, b in pairs)
+            higher = sum(best_at(b, 1.0) > best_at(a, 1.0) for a, b in pairs)
+            cells.append(
+                f"{_shown(_median_at(theirs, 1 / 3))} / {_shown(_median_at(theirs, 1.0))} "
+                f"(lower on {lower}, higher on {higher} of {len(pairs)})"
+            )
+        assert base is not None
+        mine_cell = f"{_shown(_median_at(base, 1 / 3))} / {_shown(_median_at(base, 1.0))}"
+        out.append(f"| `{problem}` | {mine_cell} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _median_at(records: list[dict], fraction: float) -> float:
+    values = [best_at(r, fraction) for r in records]
+    return statistics.median(math.inf if v is None else v for v in values)
+
+
 def _shown(value: float) -> str:
     return "none" if math.isinf(value) else f"{value:.5g}"
 
@@ -684,14 +727,15 @@ def _promotion(record: dict) -> str:
 
 
 def speedup_summary(records: list[dict]) -> dict:
-    """Median wall time to two targets, per worker count and promotion.
+    """Median wall time to three targets, per worker count and promotion.
 
     Records are grouped by problem, total budget and ``seconds_per_budget``
     (0 when absent); each group has its own targets and its own entry, keyed
     ``"<problem> total=<T> seconds_per_budget=<S>"``. The targets come from
-    the 1-worker runs: ``"final"``, the median of their final values, and
-    ``"half"``, the median of their best values at half of their wall time.
-    A run that never reaches a target counts as infinitely long for it.
+    the 1-worker runs: ``"1/4"``, ``"1/2"`` and ``"3/4"``, the median of their
+    best values at that fraction of their wall time (a median over runs, so
+    about half of the 1-worker runs reach each target by then). A run that
+    never reaches a target counts as infinitely long for it.
     """
     groups: dict[str, list[dict]] = {}
     for r in records:
@@ -707,8 +751,8 @@ def speedup_summary(records: list[dict]) -> dict:
         if not single:
             continue
         targets = {
-            "final": statistics.median(r["fun"] for r in single),
-            "half": statistics.median(_best_at_time(r, r["wall_time"] / 2) for r in single),
+            name: statistics.median(_best_at_time(r, r["wall_time"] * fraction) for r in single)
+            for name, fraction in (("1/4", 0.25), ("1/2", 0.5), ("3/4", 0.75))
         }
         entry: dict = {"targets": targets}
         # One entry per worker count and promotion (1 worker: successive halving).
@@ -719,6 +763,9 @@ def speedup_summary(records: list[dict]) -> dict:
                 times = [_time_to(r, target) for r in runs]
                 cell[f"median_seconds_to_{name}"] = statistics.median(times)
                 cell[f"reached_{name}"] = sum(not math.isinf(t) for t in times)
+                # How many times faster than one worker (0 if never reached).
+                alone = statistics.median(_time_to(r, target) for r in single)
+                cell[f"speedup_{name}"] = alone / cell[f"median_seconds_to_{name}"]
             cell["runs"] = len(runs)
             entry[str(n) if n == 1 else f"{n} {promotion}"] = cell
         out[label] = entry
@@ -779,9 +826,27 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --summary: print markdown tables for the docs page",
     )
+    parser.add_argument(
+        "--speedup-summary",
+        type=Path,
+        metavar="DIR",
+        help="print the speed-up figures of the records in DIR",
+    )
+    parser.add_argument(
+        "--alternatives",
+        type=Path,
+        metavar="DIR",
+        help="with --summary: compare treebo_mf with the proposers recorded in DIR",
+    )
     args = parser.parse_args(argv)
+    if args.speedup_summary is not None:
+        print(json.dumps(speedup_summary(load_results(args.speedup_summary)), indent=1))
+        return 0
     if args.summary is not None:
         records = load_results(args.summary)
+        if args.alternatives is not None:
+            print(alternatives_markdown(records, load_results(args.alternatives)))
+            return 0
         table = summary(records)
         print(format_markdown(table) if args.markdown else format_summary(table))
         speed = (

@@ -297,9 +297,9 @@ def test_reported_values_reach_the_models_training_data(monkeypatch):
     seen = []
     rank = ConfigurationModel.rank
 
-    def spy(self, X, values, budget_column, rung_columns, rng):
+    def spy(self, X, values, budget_column, rung_columns, rng, pending=None):
         seen.append((np.array(values), np.array(budget_column), np.array(rung_columns)))
-        return rank(self, X, values, budget_column, rung_columns, rng)
+        return rank(self, X, values, budget_column, rung_columns, rng, pending)
 
     monkeypatch.setattr(ConfigurationModel, "rank", spy)
     result = _run(_reporting, total=6, intermediate=True)

@@ -35,7 +35,7 @@ from ..optimizer import Optimizer
 from ..parallel import resolve_executor
 from ..space import Integer, Real, Space
 from ..storage import InMemoryStorage
-from ..surrogates import Surrogate, make_surrogate
+from ..surrogates import Surrogate, as_surrogate
 from ..targets import training_values
 from .brackets import hyperband_brackets
 from .checkpoints import Checkpoint, check_checkpoint_dir, checkpoint_path, evaluation_costs
@@ -228,7 +228,7 @@ def minimize_multifidelity(
     if promotion is not None:
         promotion = check_choice(promotion, "promotion", PROMOTIONS)
     resolve_executor(n_jobs, executor, None, dry_run=True)
-    prototype = _surrogate(surrogate, surrogate_params)
+    prototype = as_surrogate(surrogate, surrogate_params)
 
     budget_dim, augmented = _augmented_space(config_space, min_budget, max_budget, integer)
     optimizer = Optimizer(
@@ -299,16 +299,6 @@ def _check_seed(random_state: Any) -> int | None:
     ):
         raise ValueError(f"random_state must be a non-negative int or None, got {random_state!r}")
     return int(random_state)
-
-
-def _surrogate(surrogate: Any, params: dict | None) -> Surrogate:
-    if isinstance(surrogate, str):
-        return make_surrogate(surrogate, **(params or {}))
-    if isinstance(surrogate, Surrogate):
-        return surrogate
-    raise ValueError(
-        f"surrogate must be a registered name or a Surrogate instance, got {surrogate!r}"
-    )
 
 
 def _augmented_space(
