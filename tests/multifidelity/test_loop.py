@@ -167,7 +167,7 @@ def test_a_stopping_callback_ends_the_run():
 
 
 def test_two_workers_promote_asynchronously_within_the_budget():
-    result = _run(total=4, n_jobs=2)
+    result = _run(total=4, n_jobs=2, promotion="asynchronous")
     assert sum(result.budgets) / 9 <= 4 + 1e-12
     assert 3 in result.budgets and result.n_failed == 0
     # ASHA: the first promotion comes before the first rung has all nine of its values.
@@ -176,7 +176,7 @@ def test_two_workers_promote_asynchronously_within_the_budget():
 
 
 def test_two_workers_with_synchronous_promotions_start_the_next_bracket_meanwhile():
-    result = _run(total=4, n_jobs=2, promotion="synchronous")
+    result = _run(total=4, n_jobs=2)  # synchronous promotions, the default
     assert sum(result.budgets) / 9 <= 4 + 1e-12 and result.n_failed == 0
     # While the first rung waits for its last value, the free worker starts a new
     # configuration of the next bracket (budget 3) instead of waiting.
@@ -191,13 +191,13 @@ def test_two_workers_with_synchronous_promotions_start_the_next_bracket_meanwhil
         _run(promotion="asha")
 
 
-def test_an_executor_sets_the_workers_and_the_asynchronous_schedule():
+def test_an_executor_sets_the_workers():
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
-        result = _run(total=4, executor=pool)
+        result = _run(total=4, executor=pool, promotion="asynchronous")
     assert sum(result.budgets) / 9 <= 4 + 1e-12
-    assert result.budgets.index(3) < 9  # promoted before the first rung was full
+    assert result.budgets.index(3) < 9  # two workers: promoted before the rung was full
     sequential = _run(total=4)
     assert sequential.budgets[:13] == [1] * 9 + [3] * 3 + [9]
 

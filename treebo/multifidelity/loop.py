@@ -78,7 +78,7 @@ def minimize_multifidelity(
     intermediate: bool = False,
     direction: str = "minimize",
     checkpoint_dir: str | os.PathLike | None = None,
-    promotion: str | None = None,
+    promotion: str = "synchronous",
 ) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
@@ -162,14 +162,13 @@ def minimize_multifidelity(
     direction : {"minimize", "maximize"}, default "minimize"
         Whether ``func`` (and the values it reports) is minimized or
         maximized. Stored with the study: a resume must give the same one.
-    promotion : {"synchronous", "asynchronous"}, optional
+    promotion : {"synchronous", "asynchronous"}, default "synchronous"
         ``"synchronous"``: a rung promotes its best ``1 / eta`` once all its
         values are told (successive halving), and a free worker meanwhile
         starts configurations of the next bracket. ``"asynchronous"`` (ASHA):
         a free worker takes the best unpromoted configuration of a rung as
         soon as it is among the best ``1 / eta`` of the values told there.
-        With one worker both are successive halving; by default
-        ``"asynchronous"`` with several workers.
+        With one worker both are successive halving.
     checkpoint_dir : str or os.PathLike, optional
         For an objective that continues a configuration's training from one
         budget to the next. ``func`` is then called with one more argument,
@@ -225,8 +224,7 @@ def minimize_multifidelity(
         raise ValueError(f"intermediate must be True or False, got {intermediate!r}")
     direction = check_choice(direction, "direction", ("minimize", "maximize"))
     checkpoints = check_checkpoint_dir(checkpoint_dir)
-    if promotion is not None:
-        promotion = check_choice(promotion, "promotion", PROMOTIONS)
+    promotion = check_choice(promotion, "promotion", PROMOTIONS)
     resolve_executor(n_jobs, executor, None, dry_run=True)
     prototype = as_surrogate(surrogate, surrogate_params)
 
@@ -398,10 +396,8 @@ class _Run:
         return float(budget) - (previous or 0.0), (*job, checkpoint)
 
     # -- the loop ----------------------------------------------------------------------
-    def loop(self, n_jobs: Any, executor: Any, promotion: str | None) -> OptimizeResult:
+    def loop(self, n_jobs: Any, executor: Any, promotion: str) -> OptimizeResult:
         executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
-        if promotion is None:
-            promotion = "asynchronous" if n_workers > 1 else "synchronous"
         schedule = RungSchedule(self.brackets, self.eta, promotion == "asynchronous")
         configs: dict[str, Any] = {}
         self.configs = configs  # key -> configuration, of every configuration evaluated
