@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,12 @@ if settings is not None:
     # unchanged code fail, and CI must see what a developer sees.
     settings.register_profile("deterministic", derandomize=True, database=None)
     settings.load_profile("deterministic")
+
+# A run started in the background without job control (`nohup pytest &` in a
+# script) inherits SIGINT ignored, and so would every child it starts; the tests
+# that press Ctrl-C need it to raise KeyboardInterrupt, as it does in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # -- an unprivileged child, for permission faults --------------------------------------
