@@ -690,7 +690,7 @@ def run_speedup(
                 n_jobs=n,
                 random_state=seed,
                 callback=record_time,
-                promotion=promotion,
+                **({} if promotion is None else {"promotion": promotion}),
             )
             wall = time.perf_counter() - start
             append_record(
@@ -704,7 +704,7 @@ def run_speedup(
                         "seed": seed,
                         "total_budget": total,
                         "seconds_per_budget": seconds_per_budget,
-                        "promotion": promotion or ("asynchronous" if n > 1 else "synchronous"),
+                        "promotion": promotion or "synchronous",
                         "seconds": [t for t, _ in trace],
                         "best_full": [None if math.isnan(f) else f for _, f in trace],
                         "wall_time": wall,
@@ -721,7 +721,7 @@ def run_speedup(
 
 
 def _promotion(record: dict) -> str:
-    # Records made before the option were asynchronous with several workers.
+    # Records made before the option existed were asynchronous with several workers.
     default = "asynchronous" if record["workers"] > 1 else "synchronous"
     return record.get("promotion") or default
 
