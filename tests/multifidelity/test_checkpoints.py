@@ -1,11 +1,9 @@
 import pickle
 
-import numpy as np
 import pytest
 
 from treebo import Real, minimize_multifidelity
 from treebo.multifidelity import Checkpoint
-from treebo.multifidelity.checkpoints import evaluation_costs
 
 SPACE = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
 
@@ -114,10 +112,3 @@ def test_checkpoints_come_after_the_report_function(tmp_path):
 def test_checkpoint_dir_must_be_a_path(value):
     with pytest.raises(ValueError, match="checkpoint_dir must be a directory path"):
         _run(Training(), checkpoint_dir=value)
-
-
-def test_evaluation_costs_charge_what_is_beyond_the_previous_evaluation():
-    evaluations = [("a", 1.0), ("b", 1.0), ("a", 3.0), ("a", 9.0), ("b", 3.0)]
-    assert evaluation_costs(evaluations, continued=True) == [1.0, 1.0, 2.0, 6.0, 2.0]
-    assert evaluation_costs(evaluations, continued=False) == [1.0, 1.0, 3.0, 9.0, 3.0]
-    np.testing.assert_allclose(evaluation_costs([], continued=True), [])

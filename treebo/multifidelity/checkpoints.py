@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Checkpoint", "checkpoint_path", "check_checkpoint_dir", "evaluation_costs"]
+__all__ = ["Checkpoint", "checkpoint_path", "check_checkpoint_dir"]
 
 
 @dataclass(frozen=True)
@@ -87,30 +86,3 @@ def check_checkpoint_dir(value: Any) -> Path | None:
     if isinstance(value, (str, os.PathLike)) and str(value):
         return Path(value)
     raise ValueError(f"checkpoint_dir must be a directory path (str or os.PathLike), got {value!r}")
-
-
-def evaluation_costs(evaluations: Iterable[tuple[str, float]], continued: bool) -> list[float]:
-    """The budget each evaluation is charged, in the order they were started.
-
-    Parameters
-    ----------
-    evaluations : iterable of (str, float)
-        Each evaluation's configuration key and budget, in the order they
-        were started.
-    continued : bool
-        Whether a configuration's training continues from its previous
-        evaluation (``checkpoint_dir``).
-
-    Returns
-    -------
-    list of float
-        The budget; when ``continued``, the budget beyond the configuration's
-        previous evaluation (a promotion only follows a complete evaluation
-        at a lower budget).
-    """
-    reached: dict[str, float] = {}
-    costs = []
-    for key, budget in evaluations:
-        costs.append(budget - reached.get(key, 0.0) if continued else budget)
-        reached[key] = max(budget, reached.get(key, 0.0))
-    return costs

@@ -38,7 +38,7 @@ from ..storage import InMemoryStorage
 from ..surrogates import Surrogate, as_surrogate
 from ..targets import training_values
 from .brackets import hyperband_brackets
-from .checkpoints import Checkpoint, check_checkpoint_dir, checkpoint_path, evaluation_costs
+from .checkpoints import Checkpoint, check_checkpoint_dir, checkpoint_path
 from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
 from .reports import Outcome, ReportingObjective, WithBudget, is_report
 from .schedule import Job, RungSchedule
@@ -369,6 +369,8 @@ class _Run:
         self.checkpoint_dir = checkpoint_dir
         #: key -> the highest budget among the configuration's evaluations started so far.
         self.reached: dict[str, float] = {}
+        #: trial number -> the budget its evaluation was charged.
+        self.charged: dict[int, float] = {}
 
     # -- the points of the augmented space --------------------------------------------
     def split(self, x: Any) -> tuple[Any, Any]:
@@ -383,17 +385,24 @@ class _Run:
     def key(self, config: Any) -> str:
         return json.dumps(self.space.point_to_json(config))
 
-    def start(self, key: str, budget: Any) -> tuple[float, tuple]:
-        """What evaluating ``key`` at ``budget`` costs, and the arguments of the call."""
+    def charge(self, key: str | None, budget: Any) -> float:
+        """What evaluating ``key`` at ``budget`` costs: the budget, less what it continues."""
+        previous = self.reached.get(key) if key is not None else None
+        if self.checkpoint_dir is None or previous is None:
+            return float(budget)
+        return float(budget) - previous
+
+    def start(self, trial: Trial, key: str, budget: Any) -> tuple:
+        """Charge ``trial``, the evaluation of ``key`` at ``budget``; the arguments of its call."""
+        self.charged[trial.number] = self.charge(key, budget)
         previous = self.reached.get(key)
         self.reached[key] = max(float(budget), previous or 0.0)
         job: tuple = (self.configs[key], budget)
         if self.checkpoint_dir is None:
-            return float(budget), job
+            return job
         if previous is not None and self.budget_dim.is_discrete:
             previous = int(previous)
-        checkpoint = Checkpoint(checkpoint_path(self.checkpoint_dir, key), previous)
-        return float(budget) - (previous or 0.0), (*job, checkpoint)
+        return (*job, Checkpoint(checkpoint_path(self.checkpoint_dir, key), previous))
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self, n_jobs: Any, executor: Any, promotion: str) -> OptimizeResult:
@@ -417,8 +426,8 @@ class _Run:
                     )
                 continue
             configs[key] = config
-            cost, args = self.start(key, budget)
-            committed += cost
+            args = self.start(trial, key, budget)
+            committed += self.charged[trial.number]
             job = schedule.record(key, budget)
             if trial.status == "pending":
                 todo.append((trial, job, args))
@@ -433,7 +442,7 @@ class _Run:
                         trial, job, args = todo.pop(0)
                     else:
                         job = schedule.next_job()
-                        if committed + self.cost(job) > self.cap * (1 + 1e-12):
+                        if committed + self.charge(job.key, job.budget) > self.cap * (1 + 1e-12):
                             if not in_flight:
                                 message = "spent the total budget"
                             break
@@ -447,8 +456,8 @@ class _Run:
                         trial = self.optimizer.add_pending(self.join(configs[job.key], job.budget))
                         schedule.record(job.key, job.budget)
                         self.seen.add((job.key, float(job.budget)))
-                        cost, args = self.start(job.key, job.budget)
-                        committed += cost
+                        args = self.start(trial, job.key, job.budget)
+                        committed += self.charged[trial.number]
                     future = executor.submit(self.objective, args)
                     in_flight[future] = (trial, job, time.perf_counter())
                 if not in_flight:
@@ -509,13 +518,6 @@ class _Run:
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
 
-    def cost(self, job: Job) -> float:
-        """What ``job`` would be charged: its budget, less what it continues from."""
-        previous = self.reached.get(job.key) if job.key is not None else None
-        if self.checkpoint_dir is None or previous is None:
-            return float(job.budget)
-        return float(job.budget) - previous
-
     def record_reports(self, job: Job, reports: list) -> None:
         """Tell the values an evaluation reported, each as a trial told without being asked."""
         assert job.key is not None
@@ -550,10 +552,7 @@ class _Run:
         # trial.value is the minimized quantity: the optimizer negates a maximized value.
         values = np.array([t.value if t.status == "complete" else math.nan for t in told])
         budgets = [b for _, b in points]
-        started = [t for t in self.optimizer.trials if not is_report(t)]
-        keyed = ((self.key(c), float(b)) for c, b in (self.split(t.x) for t in started))
-        charged = evaluation_costs(keyed, self.checkpoint_dir is not None)
-        costs = [c for t, c in zip(started, charged) if t.status != "pending"]
+        costs = [self.charged[t.number] for t in told]
         at_max = [
             i
             for i, (t, b) in enumerate(zip(told, budgets))
