@@ -103,6 +103,7 @@ def run_treebo_mf(
     total: float,
     random_fraction: float = 0.2,
     continued: bool = False,
+    model_budget: str = "max",
 ) -> tuple[list, list, dict, list]:
     with tempfile.TemporaryDirectory(prefix="treebo-mf-checkpoints-") as checkpoints:
         result = minimize_multifidelity(
@@ -115,6 +116,7 @@ def run_treebo_mf(
             random_state=seed,
             random_fraction=random_fraction,
             checkpoint_dir=checkpoints if continued else None,
+            model_budget=model_budget,
         )
     settings = {
         "call": "treebo.minimize_multifidelity",
@@ -124,6 +126,8 @@ def run_treebo_mf(
     }
     if continued:
         settings["charged"] = "budget beyond the configuration's previous evaluation"
+    if model_budget != "max":
+        settings["model_budget"] = model_budget
     return list(result.budgets), _values(result.func_vals), settings, list(result.costs)
 
 
@@ -135,22 +139,8 @@ def run_treebo_mf_continued(
 
 def run_treebo_mf_highest(
     problem: MultiFidelityProblem, seed: int, total: float
-) -> tuple[list, list, dict]:
-    result = minimize_multifidelity(
-        problem,
-        problem.space,
-        problem.min_budget,
-        problem.max_budget,
-        total,
-        ETA,
-        random_state=seed,
-        model_budget="highest",
-    )
-    return (
-        list(result.budgets),
-        _values(result.func_vals),
-        {"call": "treebo.minimize_multifidelity", "eta": ETA, "model_budget": "highest"},
-    )
+) -> tuple[list, list, dict, list]:
+    return run_treebo_mf(problem, seed, total, model_budget="highest")
 
 
 def run_hyperband_random(
