@@ -9,8 +9,9 @@ stopped. ``--summary`` prints the goal figures from the records.
 
     python benchmarks/multifidelity.py --seeds 0-2 --out benchmarks/results/multifidelity
     python benchmarks/multifidelity.py --summary benchmarks/results/multifidelity
-    python benchmarks/multifidelity.py --speedup mf_mlp_digits --seeds 0-2 \\
-        --out benchmarks/results/multifidelity/speedup
+    python benchmarks/multifidelity.py --speedup mf_hartmann6 --workers 1 2 4 --seeds 0-9 \\
+        --seconds-per-budget 4 --out benchmarks/results/multifidelity/speedup
+    python benchmarks/multifidelity.py --speedup-summary benchmarks/results/multifidelity/speedup
 
 Peers:
 
