@@ -147,7 +147,7 @@ def verdicts(table: dict[str, dict]) -> dict[str, dict]:
 
 
 def format_table(table: dict[str, dict]) -> str:
-    methods = surrogate_order({m for row in table.values() for m in row["median"]})
+    methods = surrogate_order(m for row in table.values() for m in row["median"])
     lines = [
         "| problem | " + " | ".join(methods) + " | bwo seeds stalled |",
         "|---|" + "---:|" * len(methods) + "---:|",
@@ -178,7 +178,7 @@ def plot_grid(table: dict[str, dict], path: str) -> None:
     problems = sorted(table)
     methods = [
         m
-        for m in surrogate_order({m for r in table.values() for m in r["median"]})
+        for m in surrogate_order(m for r in table.values() for m in r["median"])
         if m != "random"
     ]
     gaps = np.full((len(problems), len(methods)), np.nan)
