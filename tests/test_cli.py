@@ -976,6 +976,30 @@ def test_minimize_with_budgets_continues_trainings_from_checkpoints(tmp_path, mo
     assert made == ["1"] * 9 + ["3"] * 5 + ["9"]
 
 
+def test_minimize_with_budgets_promotes_asynchronously_on_request(tmp_path, monkeypatch, capsys):
+    from treebo.storage import read_study
+
+    (tmp_path / "train.py").write_text(_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    common = [*_MF, "--total-budget", "3", "--seed", "0", "--quiet"]
+    budgets = {}
+    for promotion in ("synchronous", "asynchronous"):
+        db = f"{promotion}.db"
+        assert (
+            main(["minimize", "train.py:train", *common, "--promotion", promotion, "--storage", db])
+            == 0
+        )
+        budgets[promotion] = [t["point"][-1] for t in read_study(tmp_path / db)["trials"]]
+    # Synchronous: the first rung's 9 evaluations all come before its first promotion.
+    assert budgets["synchronous"][:10] == [1] * 9 + [3]
+    # ASHA promotes the best of the first three as soon as they are told.
+    assert budgets["asynchronous"][:4] == [1, 1, 1, 3]
+    with pytest.raises(SystemExit) as exit_status:
+        main(["minimize", "train.py:train", *common, "--promotion", "asha"])
+    assert exit_status.value.code == 2
+    assert "argument --promotion: invalid choice: 'asha'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

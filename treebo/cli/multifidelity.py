@@ -48,6 +48,7 @@ _BUDGET_OPTIONS = {
     "eta": "--eta",
     "intermediate": "--intermediate",
     "checkpoint_dir": "--checkpoint-dir",
+    "promotion": "--promotion",
 }
 
 #: The placeholder of a command that ``--checkpoint-dir`` fills.
@@ -115,6 +116,14 @@ def add_budget_arguments(p: argparse.ArgumentParser) -> None:
         "{checkpoint} is that directory; a promotion is charged only the budget "
         "beyond the previous one",
     )
+    group.add_argument(
+        "--promotion",
+        choices=["synchronous", "asynchronous"],
+        help="synchronous (the default): a rung promotes once all of its evaluations "
+        "are told, and free workers start the next bracket meanwhile; asynchronous "
+        "(ASHA): a configuration is promoted as soon as it is among the best 1/ETA "
+        "told at its rung",
+    )
 
 
 def wants_budgets(args: argparse.Namespace) -> bool:
@@ -164,6 +173,8 @@ def minimize_user(args: argparse.Namespace) -> int:
                 intermediate=bool(args.intermediate),
                 direction="maximize" if args.maximize else "minimize",
                 checkpoint_dir=args.checkpoint_dir,
+                # The library's default when the option is not given.
+                **({"promotion": args.promotion} if args.promotion else {}),
             )
     except StorageLockedError as error:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
