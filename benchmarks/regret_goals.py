@@ -177,9 +177,7 @@ def plot_grid(table: dict[str, dict], path: str) -> None:
 
     problems = sorted(table)
     methods = [
-        m
-        for m in surrogate_order(m for r in table.values() for m in r["median"])
-        if m != "random"
+        m for m in surrogate_order(m for r in table.values() for m in r["median"]) if m != "random"
     ]
     gaps = np.full((len(problems), len(methods)), np.nan)
     partial = np.zeros(gaps.shape, dtype=bool)
