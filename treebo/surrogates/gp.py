@@ -186,9 +186,9 @@ class GaussianProcessSurrogate(Surrogate):
         if self._length_scale is None:
             mean_z, var_z = self._posterior(X, _CHUNK, self._sklearn_cross)
         else:
-            # Chunks of about 1 MB of cross-covariances stay in cache through
-            # the several passes of the Matérn formula.
-            rows = max(64, 2**17 // len(self._X_train))
+            # A triangular solve gets faster per row with more right-hand
+            # sides: about 16 MB of cross-covariances at a time.
+            rows = max(64, 2**21 // len(self._X_train))
             mean_z, var_z = self._posterior(X, rows, self._cross)
         epistemic = np.maximum(var_z, 0.0)
         aleatoric = np.full(X.shape[0], self._noise_z)
@@ -200,8 +200,13 @@ class GaussianProcessSurrogate(Surrogate):
         return self._signal(X, self._X_train), self._signal.diag(X)
 
     def _cross(self, X: np.ndarray) -> tuple[np.ndarray, float]:
-        cross = _matern52(X / self._length_scale, self._X_train)
-        cross *= self._signal_variance
+        cross = np.empty((X.shape[0], self._X_train.shape[0]))
+        # Blocks of about 1 MB stay in cache through the several passes of
+        # the Matérn formula.
+        step = max(64, 2**17 // self._X_train.shape[0])
+        for start in range(0, X.shape[0], step):
+            block = _matern52(X[start : start + step] / self._length_scale, self._X_train)
+            np.multiply(block, self._signal_variance, out=cross[start : start + step])
         return cross, self._signal_variance
 
     def _posterior(
