@@ -482,8 +482,8 @@ def test_the_search_leaves_the_first_basin_it_finds():
     # centres bunched on the incumbent, no jumps) the search refines the
     # shallow basin for all 21 proposals. Measured, seeds 0-9: the deep basin
     # is found 10 of 10 with the defaults on an AVX-512 machine and 9 of 10
-    # on an AMD EPYC without AVX-512 (seed 5 misses: numpy's exp and log
-    # round differently there), 0 of 10 with exploration every fourth
+    # on an AMD EPYC without AVX-512 (seed 5 misses; numpy's and OpenBLAS's
+    # last bits differ between the two CPUs), 0 of 10 with exploration every fourth
     # proposal and no jumps (7 of 10 with refinement steps in the local
     # steps' places), 0 of 10 without exploration.
     without_exploration = dict(
