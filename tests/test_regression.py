@@ -10,11 +10,12 @@ why) under other ones rather than failing on a library's change.
 Forest proposals are comparisons, sorts and sums in a fixed order: they must
 come back bit for bit, on every CPU, but for numpy's own choice of loops.
 numpy picks its loops of ``exp`` and ``log`` by CPU, and its AVX-512 ones
-round some inputs to another last bit than its AVX2 ones (a log-uniform
-dimension's values, the target transform): once a told point differs in a
-last bit, a tie between candidates can break the other way. The proposals
-are recorded with the AVX2 loops; on a CPU with AVX-512 the cases run in a
-process that turns numpy's AVX-512 loops off (``NPY_DISABLE_CPU_FEATURES``).
+round some inputs to another last bit than the C library's functions it calls
+without them (a log-uniform dimension's values, the target transform): once
+a told point differs in a last bit, a tie between candidates can break the
+other way. The proposals are recorded without numpy's AVX-512 loops; on a CPU
+with AVX-512 the cases run in a process that turns them off
+(``NPY_DISABLE_CPU_FEATURES``).
 The Gaussian process's proposals differ by CPU in one more way: its
 Cholesky factorizations and matrix products run in OpenBLAS, whose kernel
 (chosen per CPU: Haswell, SkylakeX, Zen, ...) orders the sums differently,
@@ -220,7 +221,7 @@ def recorded_loops():
     if _numpy_uses_avx512():
         pytest.skip(
             "numpy runs its AVX-512 loops in this process; the proposals are recorded "
-            "with its AVX2 ones (test_every_case_holds_under_each_openblas_kernel "
+            "without them (test_every_case_holds_under_each_openblas_kernel "
             "runs every case without them)"
         )
 
@@ -290,7 +291,7 @@ if __name__ == "__main__":
     import tempfile
 
     if _numpy_uses_avx512():
-        # Record with numpy's AVX2 loops: run again without its AVX-512 ones.
+        # Record without numpy's AVX-512 loops: run again with them turned off.
         env = _without_numpy_avx512(dict(os.environ))
         sys.exit(subprocess.run([sys.executable, __file__], env=env).returncode)
 
