@@ -1,17 +1,19 @@
 """The ``minimize`` loop: evaluate, tell, call back, until the budget is spent.
 
 :func:`minimize` builds an :class:`~treebo.optimizer.Optimizer` from its
-settings, tells the given first points, and hands the loop to
-:func:`treebo.parallel.run_evaluations`, which evaluates sequentially or in
-any ``concurrent.futures.Executor`` through the optimizer's trial protocol
-(``ask_trials``, ``add_pending``, ``tell_trial``). Callbacks and the
-progress bar see the result after every evaluation.
+settings, tells the given first points, and hands its proposals to
+:func:`treebo.parallel.run_evaluations` as jobs (:class:`OptimizerJobs`, over
+the optimizer's trial protocol ``ask_trials``, ``add_pending``,
+``tell_trial``), which evaluates them sequentially or in any
+``concurrent.futures.Executor``. Callbacks and the progress bar see the result
+after every evaluation.
 """
 
 from __future__ import annotations
 
 import inspect
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,10 +23,12 @@ from .failures import FailureWatch, GuardedObjective, check_catch
 from .history import OptimizeResult, Trial
 from .optimizer import Optimizer
 from .parallel import resolve_executor, run_evaluations
+from .parallel.scheduler import Job, Workers
+from .space import SpaceExhausted
 from .storage import InMemoryStorage
 from .targets import check_strategy
 
-__all__ = ["minimize"]
+__all__ = ["minimize", "OptimizerJobs", "interrupted_message"]
 
 #: The keyword arguments minimize passes on to the Optimizer.
 _OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dimensions"}
@@ -185,31 +189,110 @@ def minimize(
         )
     optimizer = Optimizer(dimensions, **settings)
     try:
-        return _run(
-            optimizer,
-            func,
-            n_calls,
-            x0,
-            y0,
-            callbacks,
-            verbose,
-            n_jobs,
-            executor,
-            timeout,
-            strategy,
-            max_retries,
-            progress_bar,
-            catch,
+        x0 = _tell_given(optimizer, x0, y0)
+        budget = max(n_calls - optimizer.history.n_evaluated(), 0)
+        workers = Workers(
+            *resolve_executor(n_jobs, executor, timeout, max_workers=budget),
+            timeout=timeout,
+            max_retries=max_retries,
         )
+        n_abort = max(1, min(max(optimizer.n_initial_points, MIN_SYSTEMATIC), budget))
+        watch = FailureWatch(optimizer, n_abort, catch, _where(optimizer))
+        progress = _Progress(watch, n_calls, callbacks, verbose, progress_bar)
+        jobs = OptimizerJobs(watch, budget, x0, strategy, progress.after)
+        try:
+            message = run_evaluations(jobs, GuardedObjective(func, catch), workers)
+        finally:
+            progress.close()
+        watch.raise_if_stopped()
+        result = optimizer.get_result()
+        result.message = message or jobs.message or f"reached n_calls={n_calls}"
+        if verbose:
+            print(f"done: {result.message}; best f(x) = {result.fun:.6g} at x = {result.x}")
+        return result
     except KeyboardInterrupt:
         # A short traceback that ends at the user's call, not inside a surrogate's fit.
         stored = settings.get("storage") is not None
-        raise KeyboardInterrupt(_resume_hint(optimizer, stored)) from None
+        raise KeyboardInterrupt(interrupted_message(optimizer, stored)) from None
     finally:
         optimizer.close()
 
 
-def _resume_hint(optimizer: Optimizer, stored: bool) -> str:
+class OptimizerJobs:
+    """``minimize``'s jobs for the driver: the ``x0`` points, then the optimizer's proposals.
+
+    A :class:`~treebo.parallel.JobSource`. The objective is called with each
+    trial's point.
+
+    Parameters
+    ----------
+    optimizer : FailureWatch
+        The optimizer's trial protocol (``add_pending``, ``ask_trials``,
+        ``tell_trial``, ``mark_interrupted``), through the failure watch.
+    budget : int
+        Evaluations to start in all.
+    x0 : list of points
+        Evaluated first.
+    strategy : str
+        The constant-liar strategy of the proposals.
+    after : callable
+        Called with each told trial; a string it returns stops the run.
+
+    Attributes
+    ----------
+    message : str or None
+        Why no more jobs come before the budget is spent (the space ran out).
+    """
+
+    def __init__(
+        self,
+        optimizer: FailureWatch,
+        budget: int,
+        x0: list,
+        strategy: str,
+        after: Callable[[Trial], str | None],
+    ):
+        self.optimizer, self.left, self.strategy, self.after = optimizer, budget, strategy, after
+        self.queue = deque(x0)
+        self.message: str | None = None
+
+    def next_jobs(self, n_jobs: int) -> list[Job]:
+        n_jobs = min(n_jobs, self.left) if self.message is None else 0
+        trials: list[Trial] = []
+        while self.queue and len(trials) < n_jobs:
+            trials.append(self.optimizer.add_pending(self.queue.popleft()))
+        if len(trials) < n_jobs:
+            try:
+                trials += self.optimizer.ask_trials(n_jobs - len(trials), self.strategy)
+            except SpaceExhausted as exhausted:
+                self.message = str(exhausted)
+        self.left -= len(trials)
+        return [Job(trial, trial.x) for trial in trials]
+
+    def finish(
+        self, job: Job, value: Any, error: str | None, eval_time: float | None
+    ) -> str | None:
+        self.optimizer.tell_trial(job.trial, value, error=error, eval_time=eval_time)
+        return self.after(job.trial)
+
+    def interrupted(self, jobs: list[Job]) -> None:
+        self.optimizer.mark_interrupted([job.trial for job in jobs])
+
+
+def interrupted_message(optimizer: Optimizer, stored: bool) -> str:
+    """The one line a run stopped by Ctrl-C ends with: what was kept, and how to resume.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The run's optimizer.
+    stored : bool
+        Whether the run was given a storage (which keeps its evaluations).
+
+    Returns
+    -------
+    str
+    """
     n = optimizer.history.n_evaluated()
     if stored:
         return (
@@ -222,22 +305,14 @@ def _resume_hint(optimizer: Optimizer, stored: bool) -> str:
     )
 
 
-def _run(
-    optimizer: Optimizer,
-    func: Callable,
-    n_calls: int,
-    x0: Any,
-    y0: Any,
-    callbacks: list[Callable],
-    verbose: bool,
-    n_jobs: int | None,
-    executor: Any,
-    timeout: float | None,
-    strategy: str,
-    max_retries: int,
-    progress_bar: bool,
-    catch: tuple[type[BaseException], ...] | None,
-) -> OptimizeResult:
+def _where(optimizer: Optimizer) -> str:
+    """How failure messages name the study: ``" in study.db"``, or nothing in memory."""
+    in_memory = isinstance(optimizer.storage, InMemoryStorage)
+    return "" if in_memory else f" in {optimizer.storage.name}"
+
+
+def _tell_given(optimizer: Optimizer, x0: Any, y0: Any) -> list:
+    """Tell the ``(x0, y0)`` pairs; the ``x0`` points left to evaluate (none with ``y0``)."""
     x0 = _as_list(x0, "x0", "a list of points") if x0 is not None else []
     if y0 is not None:
         y0 = _as_list(y0, "y0", "a list of numbers, one per point of x0")
@@ -246,66 +321,54 @@ def _run(
         for x, y in zip(x0, y0):
             if optimizer.history.find(x) is None:  # not told already in a resumed study
                 optimizer.tell(x, y)
-        x0 = []
+        return []
     for x in x0:
         optimizer.space.encode([x])  # fail early on an infeasible x0
-    x0 = [x for x in x0 if optimizer.history.find(x) is None]
+    return [x for x in x0 if optimizer.history.find(x) is None]
 
-    n_before = optimizer.history.n_evaluated()
-    budget = max(n_calls - n_before, 0)
-    for cb in callbacks:
-        if hasattr(cb, "on_start"):
-            cb.on_start()
-    bar = ProgressBar(n_calls, "treebo") if progress_bar else None
-    if bar is not None and n_before:
-        bar.update(n_before)
-    told_here = [0]
-    in_memory = isinstance(optimizer.storage, InMemoryStorage)
-    stored = "" if in_memory else f" in {optimizer.storage.name}"
-    n_abort = max(1, min(max(optimizer.n_initial_points, MIN_SYSTEMATIC), budget))
-    watch = FailureWatch(optimizer, n_abort, catch, stored)
 
-    def on_tell(trial: Trial) -> str | None:
-        told_here[0] += 1
-        stop = watch.check(trial)
-        result = optimizer.get_result()
-        if verbose:
-            _report(n_before + told_here[0] - 1, n_calls, trial, result)
-        if bar is not None:
-            bar.update(best=result.fun)
+class _Progress:
+    """What ``minimize`` does after each told trial: the progress bar, verbose lines, callbacks."""
+
+    def __init__(
+        self,
+        watch: FailureWatch,
+        n_calls: int,
+        callbacks: list[Callable],
+        verbose: bool,
+        progress_bar: bool,
+    ):
+        self.watch, self.optimizer = watch, watch.optimizer
+        self.n_calls, self.callbacks, self.verbose = n_calls, callbacks, verbose
+        self.n_before = self.optimizer.history.n_evaluated()
+        self.told = 0
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start()
+        self.bar = ProgressBar(n_calls, "treebo") if progress_bar else None
+        if self.bar is not None and self.n_before:
+            self.bar.update(self.n_before)
+
+    def after(self, trial: Trial) -> str | None:
+        self.told += 1
+        stop = self.watch.check(trial)
+        result = self.optimizer.get_result()
+        if self.verbose:
+            _report(self.n_before + self.told - 1, self.n_calls, trial, result)
+        if self.bar is not None:
+            self.bar.update(best=result.fun)
         if stop is not None:
             return stop
-        for cb in callbacks:
+        for cb in self.callbacks:
             if cb(result):
                 reason = getattr(cb, "message", None)
-                text = f"stopped by a callback after {told_here[0]} evaluations"
+                text = f"stopped by a callback after {self.told} evaluations"
                 return f"{text}: {reason}" if reason else text
         return None
 
-    executor, n_workers, owned = resolve_executor(n_jobs, executor, timeout, max_workers=budget)
-    try:
-        message = run_evaluations(
-            watch,
-            GuardedObjective(func, catch),
-            budget,
-            x0=x0,
-            executor=executor,
-            n_workers=n_workers,
-            owned=owned,
-            timeout=timeout,
-            strategy=strategy,
-            max_retries=max_retries,
-            on_tell=on_tell,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    watch.raise_if_stopped()
-    result = optimizer.get_result()
-    result.message = message or f"reached n_calls={n_calls}"
-    if verbose:
-        print(f"done: {result.message}; best f(x) = {result.fun:.6g} at x = {result.x}")
-    return result
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _as_list(values: Any, argname: str, allowed: str) -> list:

@@ -426,3 +426,52 @@ def test_random_state_none_resumes_with_the_stored_seed(tmp_path):
     uninterrupted = _run(total=4, random_state=seed)
     assert resumed.x_iters[: len(first.x_iters)] == first.x_iters
     assert resumed.x_iters == uninterrupted.x_iters and resumed.budgets == uninterrupted.budgets
+
+
+def _hangs_at_budget_3(x, budget):
+    """_biased, except that the evaluations at budget 3 never return."""
+    if budget == 3:
+        import time
+
+        time.sleep(3600)
+    return _biased(x, budget)
+
+
+@pytest.mark.fault
+def test_a_hanging_evaluation_ends_at_its_timeout_and_the_run_goes_on():
+    # The same driver as minimize: the worker's alarm ends each budget-3 evaluation
+    # after 0.5 s; those trials are failed (never promoted) and the run spends the
+    # rest of its budget on the other rungs.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ObjectiveFailureWarning)
+        result = _run(_hangs_at_budget_3, total=3, timeout=0.5)
+    at_3 = [i for i, b in enumerate(result.budgets) if b == 3]
+    assert at_3 and all(result.statuses[i] == "failed" for i in at_3)
+    assert all(result.errors[i] == "timed out after 0.5 s" for i in at_3)
+    assert all(s == "complete" for i, s in enumerate(result.statuses) if i not in at_3)
+    assert 9 not in result.budgets  # nothing failed at 3 was promoted to 9
+    assert result.message == "spent the total budget"
+
+
+@pytest.mark.fault
+def test_an_evaluation_lost_with_its_worker_is_submitted_again():
+    # A worker process that dies (os._exit) loses its evaluation: with
+    # max_retries=1 it is submitted once more, then recorded as failed.
+    def dies_at_budget_3(x, budget):
+        if budget == 3:
+            os._exit(1)
+        return _biased(x, budget)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ObjectiveFailureWarning)
+        result = _run(dies_at_budget_3, total=2, n_jobs=2, max_retries=1)
+    at_3 = [i for i, b in enumerate(result.budgets) if b == 3]
+    assert at_3 and all(result.errors[i].startswith("evaluation lost") for i in at_3)
+    assert result.statuses.count("complete") == len(result.statuses) - len(at_3)
+
+
+def test_timeout_and_max_retries_are_checked():
+    with pytest.raises(ValueError, match="timeout"):
+        _run(timeout=-1)
+    with pytest.raises(ValueError, match="max_retries"):
+        _run(max_retries=-1)

@@ -14,25 +14,26 @@ budget); a new configuration comes from
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import math
 import numbers
 import os
 import sys
-import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._checks import check_choice, check_real
+from .._checks import check_choice, check_int, check_real
 from ..failures import FailureWatch, GuardedObjective, check_catch
 from ..history import OptimizeResult, Trial
-from ..loop import MIN_SYSTEMATIC
+from ..loop import MIN_SYSTEMATIC, interrupted_message
 from ..optimizer import Optimizer
-from ..parallel import resolve_executor
+from ..parallel import resolve_executor, run_evaluations
+from ..parallel.scheduler import Job as DriverJob
+from ..parallel.scheduler import Workers
 from ..space import Integer, Real, Space
 from ..storage import InMemoryStorage
 from ..surrogates import Surrogate, as_surrogate
@@ -79,6 +80,8 @@ def minimize_multifidelity(
     direction: str = "minimize",
     checkpoint_dir: str | os.PathLike | None = None,
     promotion: str = "synchronous",
+    timeout: float | None = None,
+    max_retries: int = 1,
 ) -> OptimizeResult:
     """Minimize ``func(x, budget)`` spending most of the budget on promising configurations.
 
@@ -185,6 +188,15 @@ def minimize_multifidelity(
         ``total_budget`` instead of ``budget``, so promotions cost only the
         extra training. Every worker must see the directory; resume with the
         same ``checkpoint_dir``.
+    timeout : float, optional
+        Seconds an evaluation may run, as for :func:`~treebo.minimize`: a
+        longer one is recorded as failed (``"timed out after ... s"``), never
+        promoted, its budget stays spent, and the run goes on. It needs a
+        worker process (one is started with ``n_jobs`` 1 and no executor).
+    max_retries : int, default 1
+        How often an evaluation lost to the executor (a killed worker, Dask's
+        ``KilledWorker``) is submitted again before it is recorded as failed,
+        as for :func:`~treebo.minimize`.
 
     Returns
     -------
@@ -225,7 +237,8 @@ def minimize_multifidelity(
     direction = check_choice(direction, "direction", ("minimize", "maximize"))
     checkpoints = check_checkpoint_dir(checkpoint_dir)
     promotion = check_choice(promotion, "promotion", PROMOTIONS)
-    resolve_executor(n_jobs, executor, None, dry_run=True)
+    max_retries = check_int(max_retries, "max_retries", 0)
+    resolve_executor(n_jobs, executor, timeout, dry_run=True)
     prototype = as_surrogate(surrogate, surrogate_params)
 
     budget_dim, augmented = _augmented_space(config_space, min_budget, max_budget, integer)
@@ -261,7 +274,13 @@ def minimize_multifidelity(
             min_budget if intermediate else None,
             checkpoints,
         )
-        return run.loop(n_jobs, executor, promotion)
+        workers = Workers(
+            *resolve_executor(n_jobs, executor, timeout), timeout=timeout, max_retries=max_retries
+        )
+        return run.run(workers, promotion)
+    except KeyboardInterrupt:
+        # A short traceback that ends at the user's call, as minimize's.
+        raise KeyboardInterrupt(interrupted_message(optimizer, storage is not None)) from None
     finally:
         optimizer.close()
 
@@ -404,101 +423,86 @@ class _Run:
             previous = int(previous)
         return (*job, Checkpoint(checkpoint_path(self.checkpoint_dir, key), previous))
 
-    # -- the loop ----------------------------------------------------------------------
-    def loop(self, n_jobs: Any, executor: Any, promotion: str) -> OptimizeResult:
-        executor, n_workers, owned = resolve_executor(n_jobs, executor, None)
-        schedule = RungSchedule(self.brackets, self.eta, promotion == "asynchronous")
-        configs: dict[str, Any] = {}
-        self.configs = configs  # key -> configuration, of every configuration evaluated
-        todo: list[tuple[Trial, Job, tuple]] = []
+    # -- the jobs of the driver -------------------------------------------------------
+    def run(self, workers: Workers, promotion: str) -> OptimizeResult:
+        """Rebuild the schedule from the study's trials, then evaluate until the budget is spent."""
+        self.schedule = RungSchedule(self.brackets, self.eta, promotion == "asynchronous")
+        self.configs: dict[str, Any] = {}  # key -> configuration, of every one evaluated
         self.seen: set[tuple[str, float]] = set()  # (key, budget) with a value or one coming
-        committed = 0.0
+        self.todo: deque[DriverJob] = deque()  # pending trials of a resumed study, run first
+        self.rung_jobs: dict[int, Job] = {}  # trial number -> its job in the schedule
+        self.committed = 0.0
+        self.running = 0  # jobs given to the driver and not finished
+        self.message: str | None = None
         for trial in self.optimizer.trials:  # a resumed study: rebuild the schedule
             config, budget = self.split(trial.x)
             key = self.key(config)
             self.seen.add((key, float(budget)))
             if is_report(trial):
-                if key not in configs:
+                if key not in self.configs:
                     raise ValueError(
                         f"trial {trial.number} of the study{self.where} is a value told "
                         "without being asked for a configuration never evaluated: it is "
                         "not a study of minimize_multifidelity"
                     )
                 continue
-            configs[key] = config
+            self.configs[key] = config
             args = self.start(trial, key, budget)
-            committed += self.charged[trial.number]
-            job = schedule.record(key, budget)
+            self.committed += self.charged[trial.number]
+            job = self.schedule.record(key, budget)
             if trial.status == "pending":
-                todo.append((trial, job, args))
+                self.rung_jobs[trial.number] = job
+                self.todo.append(DriverJob(trial, args))
             else:
-                schedule.tell(job, trial.value if trial.status == "complete" else None)
-        in_flight: dict[cf.Future, tuple[Trial, Job, float]] = {}
-        message = None
-        try:
-            while True:
-                while len(in_flight) < n_workers and message is None:
-                    if todo:
-                        trial, job, args = todo.pop(0)
-                    else:
-                        job = schedule.next_job()
-                        if committed + self.charge(job.key, job.budget) > self.cap * (1 + 1e-12):
-                            if not in_flight:
-                                message = "spent the total budget"
-                            break
-                        if job.key is None:
-                            config = self.new_configuration(configs)
-                            if config is None:
-                                message = "every configuration of the space was evaluated"
-                                break
-                            job.key = self.key(config)
-                            configs[job.key] = config
-                        trial = self.optimizer.add_pending(self.join(configs[job.key], job.budget))
-                        schedule.record(job.key, job.budget)
-                        self.seen.add((job.key, float(job.budget)))
-                        args = self.start(trial, job.key, job.budget)
-                        committed += self.charged[trial.number]
-                    future = executor.submit(self.objective, args)
-                    in_flight[future] = (trial, job, time.perf_counter())
-                if not in_flight:
-                    break
-                done, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: in_flight[f][0].number):
-                    trial, job, started = in_flight.pop(future)
-                    stop = self.tell(future, trial, job, schedule, time.perf_counter() - started)
-                    message = message or stop
-                if message is not None and message.startswith("stopped"):
-                    break
-        except KeyboardInterrupt:
-            self.optimizer.mark_interrupted([t for t, _, _ in in_flight.values()])
-            raise
-        finally:
-            if owned:
-                for future in in_flight:
-                    future.cancel()
+                self.schedule.tell(job, trial.value if trial.status == "complete" else None)
+        message = run_evaluations(self, self.objective, workers)
         self.watch.raise_if_stopped()
         result = self.result()
-        result.message = message or "spent the total budget"
+        result.message = message or self.message or "spent the total budget"
         return result
 
-    def tell(
-        self, future: cf.Future, trial: Trial, job: Job, schedule: RungSchedule, seconds: float
+    def next_jobs(self, n_jobs: int) -> list[DriverJob]:
+        jobs: list[DriverJob] = []
+        while len(jobs) < n_jobs and self.message is None:
+            if self.todo:
+                jobs.append(self.todo.popleft())
+                continue
+            job = self.schedule.next_job()
+            if self.committed + self.charge(job.key, job.budget) > self.cap * (1 + 1e-12):
+                if not self.running and not jobs:
+                    self.message = "spent the total budget"
+                break
+            if job.key is None:
+                config = self.new_configuration(self.configs)
+                if config is None:
+                    self.message = "every configuration of the space was evaluated"
+                    break
+                job.key = self.key(config)
+                self.configs[job.key] = config
+            trial = self.optimizer.add_pending(self.join(self.configs[job.key], job.budget))
+            self.schedule.record(job.key, job.budget)
+            self.seen.add((job.key, float(job.budget)))
+            args = self.start(trial, job.key, job.budget)
+            self.committed += self.charged[trial.number]
+            self.rung_jobs[trial.number] = job
+            jobs.append(DriverJob(trial, args))
+        self.running += len(jobs)
+        return jobs
+
+    def finish(
+        self, driver_job: DriverJob, value: Any, error: str | None, eval_time: float | None
     ) -> str | None:
-        try:
-            value = future.result()
-        except Exception as error:  # noqa: BLE001 - a lost worker fails the trial, not the run
-            self.optimizer.tell_trial(
-                trial, None, error=f"{type(error).__name__}: {error}", eval_time=seconds
-            )
-        else:
-            if isinstance(value, Outcome):
-                # Before the evaluation's own value: killed in between, the evaluation
-                # is still pending and runs again on resume, and its reports already
-                # recorded are then ignored as repeats.
-                self.record_reports(job, value.reports)
-                value = value.value
-            self.watch.tell_trial(trial, value, eval_time=seconds)
-        schedule.tell(job, trial.value if trial.status == "complete" else None)
+        self.running -= 1
+        trial = driver_job.trial
+        job = self.rung_jobs.pop(trial.number)
+        if isinstance(value, Outcome):
+            # Before the evaluation's own value: killed in between, the evaluation
+            # is still pending and runs again on resume, and its reports already
+            # recorded are then ignored as repeats.
+            self.record_reports(job, value.reports)
+            value = value.value
+        self.watch.tell_trial(trial, value, error=error, eval_time=eval_time)
+        self.schedule.tell(job, trial.value if trial.status == "complete" else None)
         stop = self.watch.check(trial)
         result = self.result() if (self.verbose or self.callback is not None) else None
         if self.verbose and result is not None:
@@ -517,6 +521,9 @@ class _Run:
         ):
             stop = f"stopped by the callback after trial {trial.number}"
         return stop
+
+    def interrupted(self, jobs: list[DriverJob]) -> None:
+        self.optimizer.mark_interrupted([job.trial for job in jobs])
 
     def record_reports(self, job: Job, reports: list) -> None:
         """Tell the values an evaluation reported, each as a trial told without being asked."""

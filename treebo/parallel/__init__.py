@@ -1,6 +1,8 @@
 """Evaluating the objective through any ``concurrent.futures.Executor``.
 
-:func:`minimize` keeps ``n_workers`` evaluations in flight and proposes a new
+:func:`run_evaluations` is the one driver of every run (``minimize``,
+``minimize_multifidelity``, the CLI, ``TreeBOSearchCV``): it takes jobs from a
+:class:`JobSource` and keeps ``n_workers`` evaluations in flight and proposes a new
 point as soon as one finishes (asynchronous, not in synchronous batches), so
 a slow evaluation never holds up the others. The points being evaluated are
 pending trials, which the optimizer shows to its surrogate as constant lies.
@@ -41,7 +43,7 @@ and ``scheduler`` (the loop that keeps evaluations in flight).
 """
 
 from .executors import process_pool, resolve_executor, warm_up
-from .scheduler import TrialProtocol, run_evaluations
+from .scheduler import Job, JobSource, Workers, run_evaluations
 
 __all__ = [
     "resolve_executor",
@@ -49,7 +51,9 @@ __all__ = [
     "process_pool",
     "warm_up",
     "DASK_NO_WORKERS_TIMEOUT",
-    "TrialProtocol",
+    "Job",
+    "JobSource",
+    "Workers",
 ]
 
 #: Seconds a Dask cluster may have no workers, while evaluations wait for one,

@@ -1,10 +1,11 @@
-"""The scheduling loop of :func:`minimize`: keep evaluations in flight, tell each result.
+"""The one driver of running evaluations: keep them in flight, tell each result.
 
-:func:`run_evaluations` asks the optimizer for a new point as soon as an
-evaluation finishes (asynchronous, not in synchronous batches), retries
-evaluations the executor lost, gives up on those that overran their
-``timeout``, and stops when the budget is spent, a callback says so, the
-space runs out, the executor refuses work or a Dask cluster has had no
+:func:`run_evaluations` takes its jobs from a :class:`JobSource` (``minimize``'s
+optimizer, ``minimize_multifidelity``'s schedule of rungs) and starts a new one
+as soon as an evaluation finishes (asynchronous, not in synchronous batches),
+retries evaluations the executor lost, gives up on those that overran their
+``timeout``, and stops when the source has no more jobs, the source asks to
+stop (a callback), the executor refuses work or a Dask cluster has had no
 workers for ``treebo.parallel.DASK_NO_WORKERS_TIMEOUT`` seconds.
 """
 
@@ -15,12 +16,10 @@ import copy
 import logging
 import os
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..space import SpaceExhausted
 from .executors import (
     InlineExecutor,
     count_dask_workers,
@@ -34,7 +33,7 @@ from .task import evaluate_task, timeout_text
 if TYPE_CHECKING:
     from ..history import Trial
 
-__all__ = ["TrialProtocol", "run_evaluations"]
+__all__ = ["Job", "JobSource", "Workers", "run_evaluations"]
 
 logger = logging.getLogger("treebo")
 
@@ -45,145 +44,146 @@ logger = logging.getLogger("treebo")
 _TIMEOUT_GRACE = 1.0
 
 
-class TrialProtocol(Protocol):
+class JobSource(Protocol):
     # A protocol is never instantiated: the (*args, **kwargs) numpydoc reads
     # as its signature are no parameters of it.
     # numpydoc ignore=PR01
-    """The optimizer as :func:`run_evaluations` drives it: its trial protocol.
+    """What :func:`run_evaluations` drives: where its jobs come from and where results go.
 
-    :class:`~treebo.Optimizer` has these methods, and so has
-    :class:`~treebo.failures.FailureWatch`, which forwards them.
+    ``minimize`` (:class:`~treebo.loop.OptimizerJobs`) and
+    ``minimize_multifidelity`` (its schedule of rungs) are job sources; the
+    driver itself knows nothing of either.
     """
 
-    def add_pending(self, x: Any) -> Trial:
-        """Record a point about to be evaluated (an ``x0`` point) as a pending trial.
+    def next_jobs(self, n_jobs: int) -> list[Job]:
+        """Up to ``n_jobs`` new evaluations to start, each with its pending trial.
 
         Parameters
         ----------
-        x : list or dict
-            A feasible point of the space.
+        n_jobs : int
+            Workers free now.
 
         Returns
         -------
-        Trial
+        list of Job
+            Fewer (none) when nothing more can start until an evaluation in
+            flight finishes; the run ends when nothing is in flight and the
+            source gives nothing.
         """
 
-    def ask_trials(self, n_points: int, strategy: str) -> list[Trial]:
-        """Propose up to ``n_points`` pending trials.
+    def finish(
+        self, job: Job, value: Any, error: str | None, eval_time: float | None
+    ) -> str | None:
+        """Record the result (or the failure) of ``job``'s evaluation.
 
         Parameters
         ----------
-        n_points : int
-            Trials to propose.
-        strategy : {"cl_min", "cl_mean", "cl_max"}
-            The constant-liar strategy for the pending trials.
+        job : Job
+            A job this source gave.
+        value : object
+            What the objective returned; None after a failure.
+        error : str or None
+            The failure's text.
+        eval_time : float or None
+            Seconds the evaluation took, when known.
 
         Returns
         -------
-        list of Trial
+        str or None
+            A reason to stop the run now (a callback's, a failure watch's):
+            the evaluations in flight are then abandoned and stay pending.
         """
 
-    def tell_trial(
-        self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
-    ) -> None:
-        """Record the value (or the failure) of a pending trial.
+    def interrupted(self, jobs: list[Job]) -> None:
+        """Record that the evaluations of ``jobs`` were stopped by Ctrl-C.
 
         Parameters
         ----------
-        trial : Trial
-            A pending trial.
-        y : float or None
-            Its objective value; ``None``, NaN or infinity mark a failure.
-        error : str, optional
-            Error text; marks the evaluation as failed.
-        eval_time : float, optional
-            Seconds the evaluation took.
-        """
-
-    def mark_interrupted(self, trials: list[Trial]) -> None:
-        """Record that the evaluations of ``trials`` were stopped by Ctrl-C.
-
-        Parameters
-        ----------
-        trials : list of Trial
-            Pending trials whose evaluations were stopped.
+        jobs : list of Job
+            Jobs whose trials are still pending.
         """
 
 
 @dataclass
-class _Job:
-    trial: Trial
-    submitted_at: float = 0.0
-    attempts: int = 0  # evaluations the executor lost: what max_retries bounds
-    submissions: int = 0  # every submission, retries and resubmissions after a kill included
-
-
-def run_evaluations(
-    optimizer: TrialProtocol,
-    func: Callable,
-    budget: int,
-    *,
-    x0: list,
-    executor: cf.Executor,
-    n_workers: int,
-    owned: bool,
-    timeout: float | None,
-    strategy: str,
-    max_retries: int,
-    on_tell: Callable[[Trial], str | None],
-) -> str | None:
-    """Ask, evaluate and tell until ``budget`` evaluations are made or the run stops.
+class Job:
+    """One evaluation for :func:`run_evaluations`: a pending trial and the objective's argument.
 
     Parameters
     ----------
-    optimizer : TrialProtocol
-        An :class:`~treebo.Optimizer`, or a wrapper that forwards its trial
-        protocol.
-    func : callable
-    budget : int
-        Evaluations to make (pending trials offered again by a resumed
-        optimizer and ``x0`` points included).
-    x0 : list of points
-        Evaluated first.
-    executor, n_workers, owned
-        From :func:`~treebo.parallel.resolve_executor`.
+    trial : Trial
+        The pending trial the result is recorded in.
+    argument : object
+        What the objective is called with (``func(argument)``); a copy is
+        passed, so an objective that changes it in place changes no record.
+    """
+
+    trial: Trial
+    argument: Any
+    submitted_at: float = field(default=0.0, repr=False)
+    # Evaluations the executor lost: what max_retries bounds.
+    attempts: int = field(default=0, repr=False)
+    # Every submission, retries and resubmissions after a kill included.
+    submissions: int = field(default=0, repr=False)
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where and how evaluations run, from :func:`~treebo.parallel.resolve_executor`.
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor
+    n_workers : int
+        Evaluations kept in flight at once.
+    owned : bool
+        Whether treebo made the executor (and may kill and replace its pool).
     timeout : float or None
-        Seconds an evaluation may run. The worker's alarm stops it after
-        ``timeout`` seconds from its start; the driver gives up on it
-        ``_TIMEOUT_GRACE`` seconds after that, counted from submission
+        Seconds an evaluation may run.
+    max_retries : int, default 1
+        Resubmissions of an evaluation the executor lost.
+    """
+
+    executor: cf.Executor
+    n_workers: int
+    owned: bool
+    timeout: float | None
+    max_retries: int = 1
+
+
+def run_evaluations(source: JobSource, func: Callable, workers: Workers) -> str | None:
+    """Evaluate the jobs of ``source`` until it has no more or the run stops.
+
+    The one place where treebo waits on running evaluations: it keeps
+    ``workers.n_workers`` of them in flight, retries those the executor lost,
+    gives up on those that overran their timeout, watches a Dask cluster's
+    workers, and on Ctrl-C leaves what was in flight pending.
+
+    Parameters
+    ----------
+    source : JobSource
+        Gives the jobs and records their results.
+    func : callable
+        The objective, called as ``func(job.argument)`` where the executor
+        puts it (through :func:`~treebo.parallel.task.evaluate_task`).
+    workers : Workers
+        The executor and how to use it. The worker's alarm stops an
+        evaluation ``timeout`` seconds after its start; the driver gives up
+        on it ``_TIMEOUT_GRACE`` seconds after that, counted from submission
         (in treebo's own pool nothing waits for a worker, so the two agree).
-    strategy : str
-        Constant-liar strategy for ``ask``.
-    max_retries : int
-        Resubmissions of a lost evaluation.
-    on_tell : callable
-        Called with each told trial; a string return value stops the run and
-        becomes its message.
 
     Returns
     -------
     str or None
-        Why the run stopped early; ``None`` when the budget was used up.
+        Why the driver stopped the run early (a stop asked by the source, an
+        executor that refused work, a Dask cluster without workers); None
+        when the source ran out of jobs.
 
     Raises
     ------
     KeyboardInterrupt
         Ctrl-C in the driver: the trials in flight stay pending.
     """
-    loop = _EvaluationLoop(
-        optimizer,
-        func,
-        budget,
-        x0,
-        executor,
-        n_workers,
-        owned,
-        timeout,
-        strategy,
-        max_retries,
-        on_tell,
-    )
-    return loop.run()
+    return _EvaluationLoop(source, func, workers).run()
 
 
 _REFUSED = "stopped: the executor refused new evaluations"
@@ -192,35 +192,20 @@ _REFUSED = "stopped: the executor refused new evaluations"
 class _EvaluationLoop:
     """The state of one :func:`run_evaluations` call (see there for the arguments)."""
 
-    def __init__(
-        self,
-        optimizer: TrialProtocol,
-        func: Callable,
-        budget: int,
-        x0: list,
-        executor: cf.Executor,
-        n_workers: int,
-        owned: bool,
-        timeout: float | None,
-        strategy: str,
-        max_retries: int,
-        on_tell: Callable[[Trial], str | None],
-    ):
-        self.optimizer, self.func, self.budget = optimizer, func, budget
+    def __init__(self, source: JobSource, func: Callable, workers: Workers):
+        self.source, self.func = source, func
         # None after treebo killed its own pool, until the next submission starts one.
-        self.executor: cf.Executor | None = executor
-        self.n_workers, self.timeout = n_workers, timeout
-        self.strategy, self.max_retries, self.on_tell = strategy, max_retries, on_tell
+        self.executor: cf.Executor | None = workers.executor
+        self.n_workers, self.timeout = workers.n_workers, workers.timeout
+        self.max_retries = workers.max_retries
         # treebo's pool: its workers may be killed, and it is replaced when broken.
-        self.own_pool = owned and not isinstance(executor, InlineExecutor)
-        self.client = dask_client_of(executor)
+        self.own_pool = workers.owned and not isinstance(workers.executor, InlineExecutor)
+        self.client = dask_client_of(workers.executor)
         self.driver_pid = os.getpid()
-        self.queue = deque(x0)
-        self.asked: list[Trial] = []  # every trial this call asked for or added
-        self.in_flight: dict[cf.Future, _Job] = {}
-        self.submitted = 0
+        self.started: list[Job] = []  # every job of this call
+        self.in_flight: dict[cf.Future, Job] = {}
         self.message: str | None = None
-        self.stop_now = False  # a callback asked to stop: abandon what is in flight
+        self.stop_now = False  # the source asked to stop: abandon what is in flight
         self.no_workers_since: float | None = None
         self.no_workers_timeout = _no_workers_timeout()
 
@@ -228,8 +213,8 @@ class _EvaluationLoop:
         try:
             while True:
                 self._fill()
-                # After a space ran out or the executor broke, what is in
-                # flight is still waited for; after a stop it is not.
+                # After the executor broke, what is in flight is still waited
+                # for; after a stop it is not.
                 if self.stop_now or not self.in_flight:
                     break
                 done, _ = cf.wait(
@@ -250,37 +235,27 @@ class _EvaluationLoop:
 
     def _mark_interrupted(self) -> None:
         """After Ctrl-C: the trials left pending were stopped cleanly, not crashed on."""
-        pending = [trial for trial in self.asked if trial.status == "pending"]
+        pending = [job for job in self.started if job.trial.status == "pending"]
         if pending:
             try:
-                self.optimizer.mark_interrupted(pending)
+                self.source.interrupted(pending)
             except Exception as error:  # noqa: BLE001 - the interrupt is what the caller must see
                 logger.warning(
                     "could not record the interrupted trials %s: %s",
-                    [t.number for t in pending],
+                    [job.trial.number for job in pending],
                     error,
                 )
 
     def _fill(self) -> None:
-        """Keep ``n_workers`` evaluations in flight while the budget lasts."""
-        while (
-            self.message is None
-            and len(self.in_flight) < self.n_workers
-            and self.submitted < self.budget
-        ):
-            free = min(self.n_workers - len(self.in_flight), self.budget - self.submitted)
-            trials: list[Trial] = []
-            while self.queue and len(trials) < free:
-                trials.append(self.optimizer.add_pending(self.queue.popleft()))
-            if len(trials) < free:
-                try:
-                    trials += self.optimizer.ask_trials(free - len(trials), self.strategy)
-                except SpaceExhausted as exhausted:
-                    self.message = str(exhausted)
-            self.asked += trials
-            for trial in trials:
-                self.submitted += 1
-                self._submit(_Job(trial))
+        """Keep ``n_workers`` evaluations in flight while the source has jobs."""
+        while self.message is None and len(self.in_flight) < self.n_workers:
+            free = self.n_workers - len(self.in_flight)
+            jobs = self.source.next_jobs(free)
+            self.started += jobs
+            for job in jobs:
+                self._submit(job)
+            if len(jobs) < free:
+                return
 
     def _wait_time(self) -> float | None:
         """Seconds until the next evaluation is overdue or the cluster is due a check."""
@@ -293,7 +268,7 @@ class _EvaluationLoop:
             waits.append(self.no_workers_timeout / 10)
         return min(waits, default=None)
 
-    def _submit(self, job: _Job) -> bool:
+    def _submit(self, job: Job) -> bool:
         """Put ``job`` in flight; a refusal fails its trial and ends the run."""
         job.submissions += 1
         token = (job.trial.number, job.submissions)
@@ -302,7 +277,7 @@ class _EvaluationLoop:
         args = (
             evaluate_task,
             self.func,
-            copy.deepcopy(job.trial.x),
+            copy.deepcopy(job.argument),
             self.timeout,
             self.driver_pid,
             token,
@@ -312,8 +287,8 @@ class _EvaluationLoop:
         except Exception as error:  # noqa: BLE001 - an executor that refuses work ends the run
             text = f"could not submit the evaluation: {type(error).__name__}: {error}"
             logger.warning("trial %d: %s", job.trial.number, text)
-            # Through _tell(), so callbacks and the progress bar see it too.
-            self._tell(job, None, text, None)
+            # Through the source, so callbacks and the progress bar see it too.
+            self._finish(job, None, text, None)
             self.message = self.message or _REFUSED
             return False
         job.submitted_at = time.monotonic()
@@ -350,13 +325,12 @@ class _EvaluationLoop:
             discard_pool(self.executor)
             self.executor = None
 
-    def _tell(self, job: _Job, value: Any, error: str | None, eval_time: float | None) -> None:
-        self.optimizer.tell_trial(job.trial, value, error=error, eval_time=eval_time)
-        stop = self.on_tell(job.trial)
+    def _finish(self, job: Job, value: Any, error: str | None, eval_time: float | None) -> None:
+        stop = self.source.finish(job, value, error, eval_time)
         if stop is not None and not self.stop_now:
             self.message, self.stop_now = stop, True
 
-    def _settle(self, future: cf.Future, job: _Job) -> None:
+    def _settle(self, future: cf.Future, job: Job) -> None:
         """Tell the result of a finished future, or retry its lost evaluation."""
         try:
             value, error, eval_time = future.result()
@@ -365,9 +339,9 @@ class _EvaluationLoop:
                 raise
             self._lost(job, f"{type(lost).__name__}: {lost}".rstrip(": "))
             return
-        self._tell(job, value, error, eval_time)
+        self._finish(job, value, error, eval_time)
 
-    def _lost(self, job: _Job, reason: str) -> None:
+    def _lost(self, job: Job, reason: str) -> None:
         job.attempts += 1
         if job.attempts <= self.max_retries and not self.stop_now:
             logger.warning(
@@ -382,7 +356,7 @@ class _EvaluationLoop:
         logger.warning(
             "trial %d: evaluation lost (%s); recorded as failed", job.trial.number, reason
         )
-        self._tell(job, None, f"evaluation lost: {reason}", None)
+        self._finish(job, None, f"evaluation lost: {reason}", None)
 
     def _expire(self, timeout: float) -> None:
         """Fail the evaluations the driver gives up on, and free their workers if it can."""
@@ -412,7 +386,7 @@ class _EvaluationLoop:
                 _TIMEOUT_GRACE,
                 " and its worker killed" if self.own_pool else "",
             )
-            self._tell(job, None, timeout_text(timeout), None)
+            self._finish(job, None, timeout_text(timeout), None)
         if self.own_pool:
             self._resubmit_killed()
 
@@ -421,7 +395,7 @@ class _EvaluationLoop:
         for future, job in sorted(self.in_flight.items(), key=lambda item: item[1].trial.number):
             del self.in_flight[future]
             if future.done() and not future.cancelled() and future.exception() is None:
-                self._tell(job, *future.result())
+                self._finish(job, *future.result())
             elif not self.stop_now:
                 # Killed by treebo, not lost by the executor: not a retry.
                 self._submit(job)
