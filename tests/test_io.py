@@ -54,7 +54,7 @@ def test_dump_and_load_round_trip(study, tmp_path):
     _assert_same(loaded, res)
     np.testing.assert_array_equal(loaded.fit_time, res.fit_time)
     assert set(loaded) == set(res)
-    assert not list(tmp_path.glob(".*partial"))  # written under a temporary name, renamed
+    assert [p.name for p in tmp_path.iterdir()] == ["res.pkl"]  # no temporary file left
 
 
 def test_dump_keeps_categories_of_any_type(tmp_path):
@@ -147,3 +147,57 @@ def test_bad_sources_are_refused(tmp_path):
         read_result(tmp_path / "missing.db")
     with pytest.raises(ValueError, match="expected an OptimizeResult or the path"):
         as_result(42)
+
+
+# -- faults: a dump that cannot be written leaves the previous file --------------------------
+DUMP_BIG = """
+import numpy as np
+import treebo
+from treebo.history import OptimizeResult
+
+treebo.dump(OptimizeResult(x=[0.0], fun=0.0, func_vals=np.zeros(50_000)), "result.pkl")
+"""
+
+
+@pytest.mark.fault
+def test_dump_cut_short_by_a_file_size_limit_leaves_the_previous_file(study, tmp_path):
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, res = study
+    dump(res, tmp_path / "result.pkl")
+    before = (tmp_path / "result.pkl").read_bytes()
+
+    def limited():
+        # Python ignores SIGXFSZ, so a write past the limit fails with EFBIG.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    proc = subprocess.run(
+        [sys.executable, "-c", DUMP_BIG],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])},
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert len(before) < 100_000  # the new file, 400 kB of values, is what the limit stops
+    assert (tmp_path / "result.pkl").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["result.pkl"]
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "treebo.files.WriteError: cannot write result.pkl: File too large"
+    )
+
+
+def test_dump_keeps_the_mode_of_the_file_it_replaces(study, tmp_path):
+    _, res = study
+    target = tmp_path / "result.pkl"
+    target.write_bytes(b"old")
+    target.chmod(0o640)  # a result kept from other users
+    dump(res, target)
+    assert target.stat().st_mode & 0o7777 == 0o640
+    _assert_same(load(target), res)

@@ -105,6 +105,85 @@ def test_cli_report_refuses_a_missing_file(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+# -- faults: a report that cannot be written leaves the previous one ---------------------------
+def _treebo_limited(args, cwd, file_size_limit):
+    """``python -m treebo ARGS`` in ``cwd``, unable to write more than ``file_size_limit``
+    bytes to any file (a full disk or a quota fails a write the same way)."""
+    import os
+    import resource
+    import sys
+    from pathlib import Path
+
+    import treebo
+
+    def limit():
+        # Python ignores SIGXFSZ, so a write past the limit fails with EFBIG.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
+    env = {**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])}
+    return subprocess.run(
+        [sys.executable, "-m", "treebo", *args],
+        cwd=cwd,
+        env=env,
+        preexec_fn=limit,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.fault
+def test_a_report_cut_short_by_a_file_size_limit_leaves_the_previous_one(study, tmp_path):
+    db, _ = study
+    assert main(["report", str(db), "-o", str(tmp_path / "report.html")]) == 0
+    before = (tmp_path / "report.html").read_bytes()
+    assert len(before) > 100_000  # the limit below is well inside the page
+
+    proc = _treebo_limited(["report", str(db), "-o", "report.html"], tmp_path, len(before) // 2)
+    after = (tmp_path / "report.html").read_bytes()
+    assert len(after) == len(before) and after == before, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]  # no temporary left
+    assert proc.returncode == 1
+    assert proc.stderr == "treebo report: error: cannot write report.html: File too large\n"
+
+
+@pytest.mark.fault
+def test_a_report_output_that_cannot_be_a_file_is_refused_before_the_page_is_made(
+    study, tmp_path, capsys
+):
+    db, _ = study
+    folder = tmp_path / "report.html"
+    folder.mkdir()
+    (tmp_path / "notes").write_text("a file\n")
+    for output, cause in (
+        (folder, "is a directory, not a file"),
+        (tmp_path / "notes" / "report.html", f"{tmp_path / 'notes'} is a file, not a directory"),
+    ):
+        assert main(["report", str(db), "-o", str(output)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == f"treebo report: error: --output {output}: {cause}\n"
+        assert captured.out == ""
+    assert list(folder.iterdir()) == [] and (tmp_path / "notes").read_text() == "a file\n"
+
+
+def test_write_report_keeps_the_mode_of_the_page_it_replaces(study, tmp_path):
+    import os
+
+    _, res = study
+    page = tmp_path / "report.html"
+    page.write_text("old\n")
+    page.chmod(0o640)
+    write_report(res, page, dpi=20)
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert page.stat().st_mode & 0o7777 == 0o640
+    previous = os.umask(0o027)
+    try:
+        fresh = write_report(res, tmp_path / "fresh.html", dpi=20)
+    finally:
+        os.umask(previous)
+    assert fresh.stat().st_mode & 0o7777 == 0o640  # 0o666 less the umask, as open() gives
+
+
 # -- in a browser ----------------------------------------------------------------------------
 #: Installed in <head>, so it sees every error from the start; on load it writes what it
 #: found into the page, which --dump-dom then prints.

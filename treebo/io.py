@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .files import write_atomically
 from .history import OptimizeResult
 from .space import Space
 
@@ -40,8 +41,14 @@ def dump(result: OptimizeResult, path: str | os.PathLike) -> None:
         Every field is kept; each must be picklable (those ``minimize`` and
         :func:`read_result` set are).
     path : str or os.PathLike
-        The file; written to a temporary name first and then renamed, so a
-        crash never leaves half a file under ``path``.
+        The file; written whole or not at all
+        (:func:`treebo.files.write_atomically`): a crash or a failed write
+        (a full disk) leaves the previous file under ``path`` unchanged.
+
+    Raises
+    ------
+    treebo.files.WriteError
+        When the file cannot be written; it names the file and the cause.
 
     Notes
     -----
@@ -61,13 +68,9 @@ def dump(result: OptimizeResult, path: str | os.PathLike) -> None:
         "treebo": __version__,
         "result": dict(result),
     }
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomically(
+        path, lambda handle: pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    )
 
 
 def load(path: str | os.PathLike) -> OptimizeResult:

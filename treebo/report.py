@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .files import write_atomically
 from .history import OptimizeResult
 from .io import as_result
 
@@ -115,19 +116,26 @@ def write_report(
     ----------
     source : OptimizeResult, str or os.PathLike
     path : str or os.PathLike
-        The HTML file (its directory is created when missing).
+        The HTML file (its directory is created when missing). It is written
+        whole or not at all (:func:`treebo.files.write_atomically`): a
+        report that cannot be written leaves the previous file unchanged.
     **options
         The keyword arguments of :func:`report_html`.
 
     Returns
     -------
     Path
+
+    Raises
+    ------
+    treebo.files.WriteError
+        When the file cannot be written (no space left, a quota or
+        file-size limit, no permission); it names the file and the cause.
     """
     text = report_html(source, **options)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_atomically(path, text)
 
 
 # -- parts of the page ---------------------------------------------------------------------

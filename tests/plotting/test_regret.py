@@ -104,3 +104,77 @@ def test_missing_matplotlib_names_the_extra(records, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"pip install 'treebo\[plot\]'"):
         plot_regret(records, "branin")
+
+
+# -- faults: figures that cannot be written leave the previous ones ----------------------------
+def _results_dir(records, folder):
+    folder.mkdir()
+    with open(folder / "all.jsonl", "w") as handle:
+        for r in records:
+            handle.write(json.dumps(r) + "\n")
+    return folder
+
+
+@pytest.mark.fault
+def test_plot_cut_short_by_a_file_size_limit_leaves_the_previous_figures(records, tmp_path):
+    import os
+    import resource
+    import subprocess
+    from pathlib import Path
+
+    import treebo
+    from treebo.cli import main
+
+    _results_dir(records, tmp_path / "results")
+    assert main(["plot", str(tmp_path / "results"), "--out", str(tmp_path / "figures")]) == 0
+    figures = tmp_path / "figures"
+    before = {p.name: p.read_bytes() for p in figures.iterdir()}
+    assert sorted(before) == ["automl_wine.png", "branin.png"]
+    limit = min(len(data) for data in before.values()) // 2
+
+    def limited():
+        # Python ignores SIGXFSZ, so a write past the limit fails with EFBIG.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "treebo", "plot", "results", "--out", "figures"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])},
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # Every figure is as it was, and no temporary file is left beside them.
+    assert {p.name: p.read_bytes() for p in figures.iterdir()} == before, proc.stderr
+    assert proc.returncode == 1
+    assert proc.stderr in {
+        f"treebo plot: error: cannot write figures/{name}: File too large\n" for name in before
+    }
+
+
+@pytest.mark.fault
+def test_plot_out_that_is_a_file_is_refused_before_drawing(records, tmp_path, capsys):
+    from treebo.cli import main
+
+    results = _results_dir(records, tmp_path / "results")
+    out = tmp_path / "figures"
+    out.write_text("not a folder\n")
+    assert main(["plot", str(results), "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"treebo plot: error: --out {out}: is a file, not a directory\n"
+    assert captured.out == "" and out.read_text() == "not a folder\n"
+
+
+def test_plot_results_keeps_the_mode_of_a_figure_it_replaces(records, tmp_path):
+    results = _results_dir(records, tmp_path / "results")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "branin.png").write_bytes(b"old")
+    (figures / "branin.png").chmod(0o604)
+    written = plot_results(results, figures, problems=["branin"], fmt="svg", dpi=40)
+    assert [p.name for p in written] == ["branin.svg"]
+    plot_results(results, figures, problems=["branin"], dpi=40)
+    assert (figures / "branin.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (figures / "branin.png").stat().st_mode & 0o7777 == 0o604
+    assert (figures / "branin.svg").read_text().lstrip().startswith("<?xml")

@@ -284,6 +284,7 @@ def _load_config(path: str | None) -> dict:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import BenchError, format_summary, load_results, run_grid, summary_table
+    from ..files import check_directory
     from ..surrogates import available_surrogates
 
     config = _load_config(args.config)
@@ -298,6 +299,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = args.out or config.get("out")
     if not out:
         raise UsageError("bench needs --out DIR (or a --config that sets out)")
+    check_directory(out, "--out" if args.out else f"--config {args.config}: out")
     problem_params = dict(config.get("problem_params", {}))
     for name, params in parse_params(args.param, per_problem=True).items():
         problem_params.setdefault(name, {}).update(params)
@@ -329,18 +331,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    from ..files import WriteError, check_directory
     from ..plotting.regret import plot_results
 
     if not Path(args.results).exists():
         raise UsageError(f"results directory {args.results!r} does not exist")
-    written = plot_results(
-        args.results,
-        args.out,
-        problems=args.problems,
-        surrogates=args.surrogates,
-        n_calls=args.n_calls,
-        fmt=args.format,
-    )
+    check_directory(args.out, "--out")
+    try:
+        written = plot_results(
+            args.results,
+            args.out,
+            problems=args.problems,
+            surrogates=args.surrogates,
+            n_calls=args.n_calls,
+            fmt=args.format,
+        )
+    except WriteError as error:  # the figures written before it stay, each one whole
+        print(f"treebo plot: error: {error}", file=sys.stderr)
+        return 1
     for path in written:
         print(path)
     return 0

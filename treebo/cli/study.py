@@ -528,11 +528,32 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """``treebo report``: write a study's HTML page."""
+    """``treebo report``: write a study's HTML page.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``treebo report``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 (after one line naming the file and the
+        cause) when the page cannot be written, in which case a previous
+        page there is left unchanged. Bad arguments (a missing storage
+        file, an ``--output`` that is a directory or in a folder that cannot
+        be written) raise ``ValueError`` before the page is made.
+    """
+    from ..files import WriteError, check_output_file
     from ..report import write_report
 
     if not Path(args.storage_file).is_file():
         raise ValueError(f"storage file {args.storage_file!r} does not exist")
-    written = write_report(args.storage_file, args.output, max_dimensions=args.max_dimensions)
+    check_output_file(args.output, "--output")
+    try:
+        written = write_report(args.storage_file, args.output, max_dimensions=args.max_dimensions)
+    except WriteError as error:
+        print(f"treebo report: error: {error}", file=sys.stderr)
+        return 1
     print(written)
     return 0

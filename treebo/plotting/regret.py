@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,7 +190,10 @@ def plot_results(
         A results directory (or ``.jsonl`` or ``.jsonl.gz`` file) written by
         :func:`~treebo.bench.run_grid`.
     out_dir : path
-        Where the figures go, as ``<out_dir>/<problem>.<fmt>``.
+        Where the figures go, as ``<out_dir>/<problem>.<fmt>`` (created when
+        missing). Each is written whole or not at all
+        (:func:`treebo.files.write_atomically`): a figure that cannot be
+        written leaves the previous file unchanged.
     problems, surrogates : list of str, optional
         Subsets to draw; default: everything recorded.
     n_calls : int, optional
@@ -202,8 +206,15 @@ def plot_results(
     -------
     list of Path
         The files written.
+
+    Raises
+    ------
+    treebo.files.WriteError
+        When a figure cannot be written; it names the file and the cause.
+        The figures written before it stay.
     """
     from ..bench import load_results, regret_curves
+    from ..files import write_atomically
 
     _matplotlib()
     curves = regret_curves(load_results(path), n_calls)
@@ -230,6 +241,7 @@ def plot_results(
                 continue
         fig = plot_regret(curves, problem, surrogates=present)
         target = out_dir / f"{problem}.{fmt}"
-        fig.savefig(target, dpi=dpi)
+        # A file object has no extension to take the format from: it is given.
+        write_atomically(target, partial(fig.savefig, format=fmt, dpi=dpi))
         written.append(target)
     return written

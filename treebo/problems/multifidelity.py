@@ -30,13 +30,13 @@ data, and seeded models, so each value is a deterministic function of
 from __future__ import annotations
 
 import math
-import os
 import pickle
 import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..files import write_atomically
 from ..space import Integer, Real
 from .base import Problem
 from .continuous import HARTMANN6_A, HARTMANN6_ALPHA, HARTMANN6_P
@@ -236,10 +236,8 @@ class _DataProblem(MultiFidelityProblem):
         with threadpool_limits(1):
             model = self.train(x, budget, start)
             value = self.loss(model)
-        # Written whole, then renamed: a killed evaluation leaves the previous state.
-        partial = saved.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps((budget, model)))
-        os.replace(partial, saved)
+        # Written whole or not at all: a killed evaluation leaves the previous state.
+        write_atomically(saved, pickle.dumps((budget, model)))
         return value
 
     def train(self, x: Any, budget: Any, start: tuple[Any, Any] | None = None) -> Any:
