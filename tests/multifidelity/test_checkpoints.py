@@ -1,4 +1,5 @@
 import pickle
+import re
 
 import pytest
 
@@ -112,3 +113,108 @@ def test_checkpoints_come_after_the_report_function(tmp_path):
 def test_checkpoint_dir_must_be_a_path(value):
     with pytest.raises(ValueError, match="checkpoint_dir must be a directory path"):
         _run(Training(), checkpoint_dir=value)
+
+
+# -- faults: a checkpoint directory that cannot be used is refused before anything runs ------
+TRAIN = """
+from pathlib import Path
+
+def train(x, epochs, checkpoint):
+    Path("evaluated").touch()  # a marker: the objective ran
+    return (x["a"] - 0.3) ** 2 + 1 / epochs
+
+train.space = {"a": (-1.0, 1.0)}
+"""
+
+
+def _minimize_args(checkpoint_dir):
+    return [
+        "minimize",
+        "train.py:train",
+        "--budget-param",
+        "epochs",
+        "--min-budget",
+        "1",
+        "--max-budget",
+        "9",
+        "--total-budget",
+        "3",
+        "--checkpoint-dir",
+        checkpoint_dir,
+        "--storage",
+        "s.db",
+        "--quiet",
+    ]
+
+
+@pytest.mark.fault
+def test_cli_refuses_a_checkpoint_dir_that_is_a_file_before_any_evaluation(
+    tmp_path, monkeypatch, capsys
+):
+    from treebo.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "ck").write_text("a file\n")
+    for checkpoint_dir, cause in (
+        ("run/ck", "is a file, not a directory"),
+        ("run/ck/deeper", "run/ck is a file, not a directory"),
+    ):
+        assert main(_minimize_args(checkpoint_dir)) == 2
+        captured = capsys.readouterr()
+        assert (
+            captured.err == f"treebo minimize: error: --checkpoint-dir {checkpoint_dir}: {cause}\n"
+        )
+        assert captured.out == ""
+    # Nothing ran: no evaluation, and the storage was not even made.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "train.py"]
+    assert (tmp_path / "run" / "ck").read_text() == "a file\n"
+
+
+@pytest.mark.fault
+def test_cli_refuses_a_checkpoint_dir_it_cannot_write_in(user_dir, unprivileged_prefix):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import treebo
+
+    (user_dir / "train.py").write_text(TRAIN)
+    locked = user_dir / "locked"
+    locked.mkdir(mode=0o555)
+    os.chown(locked, user_dir.stat().st_uid, user_dir.stat().st_gid)
+    proc = subprocess.run(
+        [*unprivileged_prefix, sys.executable, "-m", "treebo", *_minimize_args("locked/ck")],
+        cwd=user_dir,
+        env={**os.environ, "PYTHONPATH": str(Path(treebo.__file__).parents[1])},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr == (
+        "treebo minimize: error: --checkpoint-dir locked/ck: locked is not writable by this user\n"
+    )
+    assert sorted(p.name for p in user_dir.iterdir()) == ["locked", "train.py"]
+
+
+@pytest.mark.fault
+def test_checkpoint_dir_that_is_a_file_raises_before_the_objective_is_called(tmp_path):
+    training = Training()
+    taken = tmp_path / "ck"
+    taken.write_text("a file\n")
+    for value, cause in (
+        (taken, "is a file, not a directory"),
+        (taken / "sub", f"{taken} is a file"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(f"checkpoint_dir {value}: {cause}")):
+            _run(training, checkpoint_dir=value, storage=tmp_path / "s.db")
+    assert training.calls == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]  # no storage made either
+
+
+def test_checkpoint_dir_is_made_when_missing(tmp_path):
+    result = _run(Training(), total=2, checkpoint_dir=tmp_path / "new" / "ck")
+    assert result.n_failed == 0 and any((tmp_path / "new" / "ck").iterdir())

@@ -135,9 +135,14 @@ def minimize_user(args: argparse.Namespace) -> int:
     """``treebo minimize FILE.py:FUNCTION | MODULE:FUNCTION | --command CMD`` with budgets."""
     from .. import minimize_multifidelity
     from ..failures import ObjectiveError
+    from ..files import check_directory
     from ..storage import StorageLockedError
 
     _check_options(args)
+    if args.checkpoint_dir is not None:
+        # Before the objective is loaded and the storage opened: a checkpoint directory
+        # that cannot be made would otherwise fail every evaluation, blamed on the objective.
+        check_directory(args.checkpoint_dir, "--checkpoint-dir")
     name = args.budget_param
     command = args.command_line is not None
     continued = args.checkpoint_dir is not None

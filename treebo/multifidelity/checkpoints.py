@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import check_directory
+
 __all__ = ["Checkpoint", "checkpoint_path", "check_checkpoint_dir"]
 
 
@@ -73,6 +75,10 @@ def checkpoint_path(root: Path, key: str) -> Path:
 def check_checkpoint_dir(value: Any) -> Path | None:
     """``checkpoint_dir`` as a Path, or None; a ValueError for anything else.
 
+    Checked before the first evaluation: the path must be a directory this
+    user can write in, or one that can be made (its nearest existing parent
+    a writable directory).
+
     Parameters
     ----------
     value : str, os.PathLike or None
@@ -84,5 +90,5 @@ def check_checkpoint_dir(value: Any) -> Path | None:
     if value is None:
         return None
     if isinstance(value, (str, os.PathLike)) and str(value):
-        return Path(value)
+        return check_directory(value, "checkpoint_dir")
     raise ValueError(f"checkpoint_dir must be a directory path (str or os.PathLike), got {value!r}")
