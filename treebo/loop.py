@@ -267,16 +267,17 @@ class OptimizerJobs:
             except SpaceExhausted as exhausted:
                 self.message = str(exhausted)
         self.left -= len(trials)
-        return [Job(trial, trial.x) for trial in trials]
+        return [Job(trial.number, trial.x, trial) for trial in trials]
 
     def finish(
         self, job: Job, value: Any, error: str | None, eval_time: float | None
     ) -> str | None:
+        assert job.trial is not None  # every job of this source has its trial
         self.optimizer.tell_trial(job.trial, value, error=error, eval_time=eval_time)
         return self.after(job.trial)
 
     def interrupted(self, jobs: list[Job]) -> None:
-        self.optimizer.mark_interrupted([job.trial for job in jobs])
+        self.optimizer.mark_interrupted([job.trial for job in jobs if job.trial is not None])
 
 
 def interrupted_message(optimizer: Optimizer, stored: bool) -> str:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import datetime
+import functools
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._checks import check_int
-from ..parallel import process_pool, resolve_executor
+from ..parallel import Job, Workers, process_pool, resolve_executor, run_evaluations
+from ..parallel.executors import InlineExecutor
 from ..problems import problem_family
 from .presets import (
     N_INITIAL,
@@ -377,14 +380,7 @@ def run_grid(
     workers = min(n_jobs or os.cpu_count() or 1, len(todo))
     grid = _Grid(out, todo, progress)
     try:
-        if isinstance(executor, str) and workers == 1:
-            for spec in todo:
-                try:
-                    grid.finish(spec, run_one(spec, grid.count_evaluation if progress else None))
-                except Exception as error:  # noqa: BLE001 - one failed run must not stop the grid
-                    grid.fail(spec, error)
-        else:
-            _run_in_executor(grid, executor, n_jobs, workers)
+        _run_jobs(grid, executor, n_jobs, workers)
     finally:
         grid.close()
     if grid.failures:
@@ -397,12 +393,17 @@ def run_grid(
 
 
 class _Grid:
-    """What a running grid has done so far: its records, its failures and its progress bar."""
+    """A running grid: its runs as jobs of the driver, its records, failures and progress bar.
+
+    A :class:`~treebo.parallel.JobSource`: each job is a run (its argument a
+    :class:`RunSpec`); the driver gives each record back as it arrives.
+    """
 
     def __init__(self, out: Path, todo: list[RunSpec], progress: bool):
         from .._progress import ProgressBar
 
         self.out, self.todo = out, todo
+        self.queue = deque(enumerate(todo))
         self.records: list[dict] = []
         self.failures: list[tuple[RunSpec, str]] = []
         # The bar counts evaluations, so a long run shows progress and the time
@@ -425,7 +426,25 @@ class _Grid:
             self.bar.update(max(spec.n_calls - self.counted, 0))
         self.counted = 0
 
-    def finish(self, spec: RunSpec, record: dict) -> None:
+    # -- the driver's job source -----------------------------------------------------
+    def next_jobs(self, n_jobs: int) -> list[Job]:
+        jobs: list[Job] = []
+        while self.queue and len(jobs) < n_jobs:
+            number, spec = self.queue.popleft()
+            jobs.append(Job(number, spec))
+        return jobs
+
+    def finish(self, job: Job, value: Any, error: str | None, eval_time: float | None) -> None:
+        if error is None:
+            self.record(job.argument, value)
+        else:  # one failed run must not stop the grid
+            self.fail(job.argument, error)
+
+    def interrupted(self, jobs: list[Job]) -> None:
+        """Nothing to record: a run in flight writes its record only when it finishes."""
+
+    # -- what happened -----------------------------------------------------------------
+    def record(self, spec: RunSpec, record: dict) -> None:
         """Append a finished run's record to the results directory."""
         self._run_over(spec)
         append_record(self.out, record)
@@ -434,10 +453,9 @@ class _Grid:
         if self.bar:
             self.bar.update(1, last=f"{spec.problem}/{spec.surrogate}/{spec.seed}", final=shown)
 
-    def fail(self, spec: RunSpec, error: BaseException) -> None:
-        """Note a failed run and say so on stderr; the grid goes on."""
+    def fail(self, spec: RunSpec, text: str) -> None:
+        """Note a failed run (``text`` is its error) and say so on stderr; the grid goes on."""
         self._run_over(spec)
-        text = f"{type(error).__name__}: {error}"
         self.failures.append((spec, text))
         print(
             f"bench: run {spec.problem}/{spec.surrogate}/seed {spec.seed} failed: {text}",
@@ -451,42 +469,34 @@ class _Grid:
             self.bar.close()
 
 
-def _run_in_executor(
+def _run_jobs(
     grid: _Grid, executor: str | cf.Executor | Client, n_jobs: int | None, workers: int
 ) -> None:
-    """Submit every run of ``grid`` to ``executor`` and settle each as it finishes.
+    """Run every run of ``grid`` through the driver, ``workers`` at a time.
 
-    ``"process"`` is :func:`treebo.parallel.process_pool`, shared with
-    :func:`~treebo.minimize` and kept for later use; ``"thread"`` a thread
-    pool of this grid's own; anything else goes through
-    :func:`treebo.parallel.resolve_executor` and is left open.
+    One run at a time in this process (its evaluations counted on the
+    progress bar as they are made); ``"process"`` is
+    :func:`treebo.parallel.process_pool`, shared with :func:`~treebo.minimize`
+    and kept for later use; ``"thread"`` a thread pool of this grid's own;
+    anything else goes through :func:`treebo.parallel.resolve_executor` and
+    is left open. A run lost with its worker is a failed run, not retried.
     """
-    own = executor if isinstance(executor, str) else None
-    if own == "thread":
-        pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers)
-    elif own == "process":
-        pool = process_pool(workers)
+    func: Callable = run_one
+    threads: cf.ThreadPoolExecutor | None = None
+    if executor == "thread" and workers > 1:
+        threads = cf.ThreadPoolExecutor(max_workers=workers)
+        pool: Workers = Workers(threads, workers, owned=False, timeout=None, max_retries=0)
+    elif isinstance(executor, str) and workers == 1:
+        pool = Workers(InlineExecutor(), 1, owned=True, timeout=None, max_retries=0)
+        if grid.bar:
+            func = functools.partial(run_one, callback=grid.count_evaluation)
+    elif isinstance(executor, str):
+        pool = Workers(process_pool(workers), workers, owned=True, timeout=None, max_retries=0)
     else:
-        # Every run is submitted at once, so the count only spares resolve_executor
-        # asking an executor of unknown size for it.
-        pool, _, _ = resolve_executor(n_jobs or workers, executor, None)
-    settled = False
+        found, n_workers, owned = resolve_executor(n_jobs, executor, None)
+        pool = Workers(found, n_workers, owned, timeout=None, max_retries=0)
     try:
-        futures = {pool.submit(run_one, spec): spec for spec in grid.todo}
-        broken = False
-        for future in cf.as_completed(futures):
-            spec = futures[future]
-            try:
-                grid.finish(spec, future.result())
-            except Exception as error:  # noqa: BLE001 - one failed run must not stop the grid
-                broken = broken or isinstance(error, cf.BrokenExecutor)
-                grid.fail(spec, error)
-        settled = not broken
+        run_evaluations(grid, func, pool)
     finally:
-        if own == "thread":
-            pool.shutdown(wait=True, cancel_futures=True)
-        elif own == "process" and not settled:
-            # Interrupted with runs in flight, or a worker died and broke the
-            # pool: kill its workers, so that none runs on unwatched, and leave
-            # a fresh pool to the next user.
-            process_pool(workers, fresh=True)
+        if threads is not None:
+            threads.shutdown(wait=True, cancel_futures=True)

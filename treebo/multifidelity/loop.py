@@ -452,7 +452,7 @@ class _Run:
             job = self.schedule.record(key, budget)
             if trial.status == "pending":
                 self.rung_jobs[trial.number] = job
-                self.todo.append(DriverJob(trial, args))
+                self.todo.append(DriverJob(trial.number, args, trial))
             else:
                 self.schedule.tell(job, trial.value if trial.status == "complete" else None)
         message = run_evaluations(self, self.objective, workers)
@@ -485,7 +485,7 @@ class _Run:
             args = self.start(trial, job.key, job.budget)
             self.committed += self.charged[trial.number]
             self.rung_jobs[trial.number] = job
-            jobs.append(DriverJob(trial, args))
+            jobs.append(DriverJob(trial.number, args, trial))
         self.running += len(jobs)
         return jobs
 
@@ -494,6 +494,7 @@ class _Run:
     ) -> str | None:
         self.running -= 1
         trial = driver_job.trial
+        assert trial is not None  # every job of this source has its trial
         job = self.rung_jobs.pop(trial.number)
         if isinstance(value, Outcome):
             # Before the evaluation's own value: killed in between, the evaluation
@@ -523,7 +524,7 @@ class _Run:
         return stop
 
     def interrupted(self, jobs: list[DriverJob]) -> None:
-        self.optimizer.mark_interrupted([job.trial for job in jobs])
+        self.optimizer.mark_interrupted([job.trial for job in jobs if job.trial is not None])
 
     def record_reports(self, job: Job, reports: list) -> None:
         """Tell the values an evaluation reported, each as a trial told without being asked."""

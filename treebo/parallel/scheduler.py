@@ -44,6 +44,37 @@ logger = logging.getLogger("treebo")
 _TIMEOUT_GRACE = 1.0
 
 
+@dataclass
+class Job:
+    """One evaluation for :func:`run_evaluations`: the objective's argument and where it goes.
+
+    Parameters
+    ----------
+    number : int
+        Identifies the job in the run (a trial's number): results that come
+        back together are handed to the source in this order.
+    argument : object
+        What the objective is called with (``func(argument)``); a copy is
+        passed, so an objective that changes it in place changes no record.
+    trial : Trial, optional
+        The pending trial the result is recorded in, when there is one.
+    """
+
+    number: int
+    argument: Any
+    trial: Trial | None = None
+    submitted_at: float = field(default=0.0, repr=False)
+    # Evaluations the executor lost: what max_retries bounds.
+    attempts: int = field(default=0, repr=False)
+    # Every submission, retries and resubmissions after a kill included.
+    submissions: int = field(default=0, repr=False)
+
+    @property
+    def label(self) -> str:
+        """How log lines name the job: ``"trial 3"``, or ``"job 3"`` without a trial."""
+        return f"{'trial' if self.trial is not None else 'job'} {self.number}"
+
+
 class JobSource(Protocol):
     # A protocol is never instantiated: the (*args, **kwargs) numpydoc reads
     # as its signature are no parameters of it.
@@ -56,7 +87,7 @@ class JobSource(Protocol):
     """
 
     def next_jobs(self, n_jobs: int) -> list[Job]:
-        """Up to ``n_jobs`` new evaluations to start, each with its pending trial.
+        """Up to ``n_jobs`` new evaluations to start.
 
         Parameters
         ----------
@@ -100,30 +131,8 @@ class JobSource(Protocol):
         Parameters
         ----------
         jobs : list of Job
-            Jobs whose trials are still pending.
+            The jobs given and not finished.
         """
-
-
-@dataclass
-class Job:
-    """One evaluation for :func:`run_evaluations`: a pending trial and the objective's argument.
-
-    Parameters
-    ----------
-    trial : Trial
-        The pending trial the result is recorded in.
-    argument : object
-        What the objective is called with (``func(argument)``); a copy is
-        passed, so an objective that changes it in place changes no record.
-    """
-
-    trial: Trial
-    argument: Any
-    submitted_at: float = field(default=0.0, repr=False)
-    # Evaluations the executor lost: what max_retries bounds.
-    attempts: int = field(default=0, repr=False)
-    # Every submission, retries and resubmissions after a kill included.
-    submissions: int = field(default=0, repr=False)
 
 
 @dataclass(frozen=True)
@@ -202,7 +211,7 @@ class _EvaluationLoop:
         self.own_pool = workers.owned and not isinstance(workers.executor, InlineExecutor)
         self.client = dask_client_of(workers.executor)
         self.driver_pid = os.getpid()
-        self.started: list[Job] = []  # every job of this call
+        self.unfinished: dict[int, Job] = {}  # given by the source, not finished
         self.in_flight: dict[cf.Future, Job] = {}
         self.message: str | None = None
         self.stop_now = False  # the source asked to stop: abandon what is in flight
@@ -220,7 +229,7 @@ class _EvaluationLoop:
                 done, _ = cf.wait(
                     list(self.in_flight), timeout=self._wait_time(), return_when=cf.FIRST_COMPLETED
                 )
-                for future in sorted(done, key=lambda f: self.in_flight[f].trial.number):
+                for future in sorted(done, key=lambda f: self.in_flight[f].number):
                     self._settle(future, self.in_flight.pop(future))
                 if self.timeout is not None:
                     self._expire(self.timeout)
@@ -235,14 +244,19 @@ class _EvaluationLoop:
 
     def _mark_interrupted(self) -> None:
         """After Ctrl-C: the trials left pending were stopped cleanly, not crashed on."""
-        pending = [job for job in self.started if job.trial.status == "pending"]
+        # A job whose trial was told just before Ctrl-C is finished, whatever the driver saw.
+        pending = [
+            job
+            for job in self.unfinished.values()
+            if job.trial is None or job.trial.status == "pending"
+        ]
         if pending:
             try:
                 self.source.interrupted(pending)
             except Exception as error:  # noqa: BLE001 - the interrupt is what the caller must see
                 logger.warning(
-                    "could not record the interrupted trials %s: %s",
-                    [job.trial.number for job in pending],
+                    "could not record the interrupted jobs %s: %s",
+                    [job.number for job in pending],
                     error,
                 )
 
@@ -251,8 +265,8 @@ class _EvaluationLoop:
         while self.message is None and len(self.in_flight) < self.n_workers:
             free = self.n_workers - len(self.in_flight)
             jobs = self.source.next_jobs(free)
-            self.started += jobs
             for job in jobs:
+                self.unfinished[job.number] = job
                 self._submit(job)
             if len(jobs) < free:
                 return
@@ -271,7 +285,7 @@ class _EvaluationLoop:
     def _submit(self, job: Job) -> bool:
         """Put ``job`` in flight; a refusal fails its trial and ends the run."""
         job.submissions += 1
-        token = (job.trial.number, job.submissions)
+        token = (job.number, job.submissions)
         # A copy: an objective that changes its argument in place must not
         # change the recorded point (worker processes get a copy anyway).
         args = (
@@ -286,7 +300,7 @@ class _EvaluationLoop:
             future = self._executor_submit(args)
         except Exception as error:  # noqa: BLE001 - an executor that refuses work ends the run
             text = f"could not submit the evaluation: {type(error).__name__}: {error}"
-            logger.warning("trial %d: %s", job.trial.number, text)
+            logger.warning("%s: %s", job.label, text)
             # Through the source, so callbacks and the progress bar see it too.
             self._finish(job, None, text, None)
             self.message = self.message or _REFUSED
@@ -327,6 +341,7 @@ class _EvaluationLoop:
 
     def _finish(self, job: Job, value: Any, error: str | None, eval_time: float | None) -> None:
         stop = self.source.finish(job, value, error, eval_time)
+        self.unfinished.pop(job.number, None)
         if stop is not None and not self.stop_now:
             self.message, self.stop_now = stop, True
 
@@ -345,17 +360,15 @@ class _EvaluationLoop:
         job.attempts += 1
         if job.attempts <= self.max_retries and not self.stop_now:
             logger.warning(
-                "trial %d: evaluation lost (%s); submitting it again (retry %d of %d)",
-                job.trial.number,
+                "%s: evaluation lost (%s); submitting it again (retry %d of %d)",
+                job.label,
                 reason,
                 job.attempts,
                 self.max_retries,
             )
             self._submit(job)
             return
-        logger.warning(
-            "trial %d: evaluation lost (%s); recorded as failed", job.trial.number, reason
-        )
+        logger.warning("%s: evaluation lost (%s); recorded as failed", job.label, reason)
         self._finish(job, None, f"evaluation lost: {reason}", None)
 
     def _expire(self, timeout: float) -> None:
@@ -379,10 +392,10 @@ class _EvaluationLoop:
             # The worker ignored its alarm and would hold its slot, and later
             # evaluations would queue behind it, for ever.
             self._kill_pool()
-        for _, job in sorted(overdue, key=lambda item: item[1].trial.number):
+        for _, job in sorted(overdue, key=lambda item: item[1].number):
             logger.warning(
-                "trial %d: no result %g s after its timeout; recorded as failed%s",
-                job.trial.number,
+                "%s: no result %g s after its timeout; recorded as failed%s",
+                job.label,
                 _TIMEOUT_GRACE,
                 " and its worker killed" if self.own_pool else "",
             )
@@ -392,7 +405,7 @@ class _EvaluationLoop:
 
     def _resubmit_killed(self) -> None:
         """After treebo killed its pool: tell what had finished, submit the rest again."""
-        for future, job in sorted(self.in_flight.items(), key=lambda item: item[1].trial.number):
+        for future, job in sorted(self.in_flight.items(), key=lambda item: item[1].number):
             del self.in_flight[future]
             if future.done() and not future.cancelled() and future.exception() is None:
                 self._finish(job, *future.result())
