@@ -475,3 +475,35 @@ def test_timeout_and_max_retries_are_checked():
         _run(timeout=-1)
     with pytest.raises(ValueError, match="max_retries"):
         _run(max_retries=-1)
+
+
+@pytest.mark.fault
+def test_the_command_line_ends_a_hanging_training_at_its_timeout(tmp_path, monkeypatch, capsys):
+    from treebo.cli import main
+
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """
+            import time
+
+            def train(x, epochs):
+                if x["lr"] < 0:
+                    time.sleep(3600)
+                return (x["lr"] - 0.3) ** 2 + 1 / epochs
+
+            train.space = {"lr": (-1.0, 1.0)}
+            """
+        )
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["minimize", "train.py:train", "--budget-param", "epochs", "--min-budget", "1"]
+    argv += ["--max-budget", "9", "--total-budget", "3", "--timeout", "1", "--seed", "0"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ObjectiveFailureWarning)
+        assert main([*argv, "--storage", "s.db", "--quiet"]) == 0
+    assert "best value" in capsys.readouterr().out
+    trials = read_study(tmp_path / "s.db")["trials"]
+    hung = [t for t in trials if t["point"][0] < 0]
+    assert hung and all(t["status"] == "failed" for t in hung)
+    assert all(t["error"] == "timed out after 1 s" for t in hung)
+    assert all(t["status"] == "complete" for t in trials if t["point"][0] >= 0)

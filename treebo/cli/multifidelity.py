@@ -178,6 +178,9 @@ def minimize_user(args: argparse.Namespace) -> int:
                 intermediate=bool(args.intermediate),
                 direction="maximize" if args.maximize else "minimize",
                 checkpoint_dir=args.checkpoint_dir,
+                # A command gets its own timeout, which kills the command; a function
+                # needs a worker.
+                timeout=args.timeout if args.command_line is None else None,
                 # The library's default when the option is not given.
                 **({"promotion": args.promotion} if args.promotion else {}),
             )
@@ -214,7 +217,6 @@ def _check_options(args: argparse.Namespace) -> None:
             ("--out", bool(args.out)),
             ("--param", bool(args.param)),
             ("--preset", args.preset != "default"),
-            ("--timeout", args.timeout is not None and args.command_line is None),
         )
         if given
     ]
@@ -222,7 +224,6 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(
             f"{', '.join(refused)} cannot be combined with --budget-param: a multi-fidelity "
             "run spends --total-budget (not --n-calls) and proposes its own configurations"
-            + ("; --timeout applies to --command only" if "--timeout" in refused else "")
         )
     if args.intermediate and args.command_line is not None:
         raise UsageError(
