@@ -176,7 +176,26 @@ def test_two_workers_promote_asynchronously_within_the_budget():
 
 
 def test_two_workers_with_synchronous_promotions_start_the_next_bracket_meanwhile():
-    result = _run(total=4, n_jobs=2)  # synchronous promotions, the default
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    # The first evaluation holds its worker until a budget-3 evaluation has started,
+    # so the first rung cannot be complete before the free worker needs a job:
+    # without it the last two budget-1 values may come back together.
+    started_at_3, lock, first = threading.Event(), threading.Lock(), []
+
+    def held(x, budget):
+        if budget == 3:
+            started_at_3.set()
+        with lock:
+            hold = not first
+            first.append(x)
+        if hold:
+            started_at_3.wait(timeout=60)
+        return _biased(x, budget)
+
+    with ThreadPoolExecutor(2) as pool:
+        result = _run(held, total=4, executor=pool)  # synchronous promotions, the default
     assert sum(result.budgets) / 9 <= 4 + 1e-12 and result.n_failed == 0
     # While the first rung waits for its last value, the free worker starts a new
     # configuration of the next bracket (budget 3) instead of waiting.
@@ -440,14 +459,14 @@ def _hangs_at_budget_3(x, budget):
 @pytest.mark.fault
 def test_a_hanging_evaluation_ends_at_its_timeout_and_the_run_goes_on():
     # The same driver as minimize: the worker's alarm ends each budget-3 evaluation
-    # after 0.5 s; those trials are failed (never promoted) and the run spends the
-    # rest of its budget on the other rungs.
+    # after 2 s (room for a loaded machine's first call in a fresh worker); those
+    # trials are failed, never promoted, and the run spends the rest of its budget.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ObjectiveFailureWarning)
-        result = _run(_hangs_at_budget_3, total=3, timeout=0.5)
+        result = _run(_hangs_at_budget_3, total=2, timeout=2)
     at_3 = [i for i, b in enumerate(result.budgets) if b == 3]
-    assert at_3 and all(result.statuses[i] == "failed" for i in at_3)
-    assert all(result.errors[i] == "timed out after 0.5 s" for i in at_3)
+    assert len(at_3) == 3 and all(result.statuses[i] == "failed" for i in at_3)
+    assert all(result.errors[i] == "timed out after 2 s" for i in at_3)
     assert all(s == "complete" for i, s in enumerate(result.statuses) if i not in at_3)
     assert 9 not in result.budgets  # nothing failed at 3 was promoted to 9
     assert result.message == "spent the total budget"

@@ -7,7 +7,12 @@
   surrogate over (configuration, budget);
 * :mod:`~treebo.multifidelity.checkpoints`: trainings that continue from one
   budget to the next;
-* :mod:`~treebo.multifidelity.loop`: :func:`minimize_multifidelity`, the run.
+* :mod:`~treebo.multifidelity.plan`: the budget dimension, the run's plan
+  and options;
+* :mod:`~treebo.multifidelity.jobs`: a run as jobs of the one driver
+  (:func:`treebo.parallel.run_evaluations`);
+* :mod:`~treebo.multifidelity.loop`: :func:`minimize_multifidelity`, the run's
+  arguments and study.
 """
 
 from .brackets import Bracket, hyperband_brackets, rung_budgets

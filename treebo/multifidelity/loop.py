@@ -1,60 +1,39 @@
 """``minimize_multifidelity``: Hyperband brackets whose new configurations come from a model.
 
-The run is an :class:`~treebo.optimizer.Optimizer` over the *augmented*
-space, the configuration's dimensions plus a log-uniform ``budget``
-dimension, used only as the record of the study: every evaluation is a
-trial at ``(configuration, budget)``, added with ``add_pending`` and told
-with ``tell_trial``, so a stored study keeps every evaluation the moment it
-is told and a resumed run rebuilds its schedule from the trials
-(:class:`~treebo.multifidelity.schedule.RungSchedule`). The schedule decides
-the next job (a promotion, or a new configuration at a bracket's lowest
-budget); a new configuration comes from
-:class:`~treebo.multifidelity.proposal.ConfigurationModel`, or at random.
+This module checks the arguments, opens the study (an
+:class:`~treebo.optimizer.Optimizer` over the configuration's dimensions plus
+a log-uniform ``budget`` dimension) and hands the run to the driver as
+:class:`~treebo.multifidelity.jobs.RungJobs`, which holds the schedule and the
+model.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
-import sys
-from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .._checks import check_choice, check_int, check_real
-from ..failures import FailureWatch, GuardedObjective, check_catch
-from ..history import OptimizeResult, Trial
-from ..loop import MIN_SYSTEMATIC, interrupted_message
+from ..failures import GuardedObjective, check_catch
+from ..history import OptimizeResult
+from ..loop import interrupted_message
 from ..optimizer import Optimizer
-from ..parallel import resolve_executor, run_evaluations
-from ..parallel.scheduler import Job as DriverJob
-from ..parallel.scheduler import Workers
-from ..space import Integer, Real, Space
-from ..storage import InMemoryStorage
+from ..parallel import Workers, resolve_executor
+from ..space import Space
 from ..surrogates import Surrogate, as_surrogate
-from ..targets import training_values
 from .brackets import hyperband_brackets
-from .checkpoints import Checkpoint, check_checkpoint_dir, checkpoint_path
+from .checkpoints import check_checkpoint_dir
+from .jobs import RungJobs
+from .plan import BUDGET_NAME, RunOptions, RunPlan, augmented_space
 from .proposal import MODEL_BUDGETS, ConfigurationModel, check_random_fraction
-from .reports import Outcome, ReportingObjective, WithBudget, is_report
-from .schedule import Job, RungSchedule
+from .reports import ReportingObjective, WithBudget
 
 __all__ = ["minimize_multifidelity", "BUDGET_NAME"]
 
-#: The name of the budget dimension in the stored (augmented) space; ``"budget_"``
-#: when the configuration space already has a dimension called ``"budget"``.
-BUDGET_NAME = "budget"
-
 #: How rungs promote (``minimize_multifidelity(promotion=...)``).
 PROMOTIONS = ("synchronous", "asynchronous")
-
-#: Draws of a random configuration before a discrete space counts as exhausted.
-_RANDOM_TRIES = 100
 
 
 def minimize_multifidelity(
@@ -241,7 +220,7 @@ def minimize_multifidelity(
     resolve_executor(n_jobs, executor, timeout, dry_run=True)
     prototype = as_surrogate(surrogate, surrogate_params)
 
-    budget_dim, augmented = _augmented_space(config_space, min_budget, max_budget, integer)
+    budget_dim, augmented = augmented_space(config_space, min_budget, max_budget, integer)
     optimizer = Optimizer(
         augmented,
         surrogate=surrogate,
@@ -255,29 +234,28 @@ def minimize_multifidelity(
     try:
         if seed is None:  # a fresh seed for a new study, the stored one for a resume
             seed = int(optimizer.storage.load_meta()["seed"])
-        assert budget_dim.name is not None  # named by _augmented_space
-        run = _Run(
-            func,
-            optimizer,
-            config_space,
-            budget_dim.name,
+        plan = RunPlan(
             hyperband_brackets(min_budget, max_budget, eta, integer),
             eta,
             total_budget * max_budget,
             max_budget,
-            catch,
+            promotion,
             seed,
-            ConfigurationModel(config_space, prototype, model_budget=model_budget),
             random_fraction,
-            callback,
-            verbose,
-            min_budget if intermediate else None,
-            checkpoints,
         )
+        guarded = GuardedObjective(WithBudget(func), catch)
+        objective: Callable = (
+            ReportingObjective(guarded, min_budget, budget_dim.is_discrete)
+            if intermediate
+            else guarded
+        )
+        model = ConfigurationModel(config_space, prototype, model_budget=model_budget)
+        options = RunOptions(catch, callback, verbose, checkpoints)
+        jobs = RungJobs(objective, optimizer, config_space, model, plan, options)
         workers = Workers(
             *resolve_executor(n_jobs, executor, timeout), timeout=timeout, max_retries=max_retries
         )
-        return run.run(workers, promotion)
+        return jobs.run(workers)
     except KeyboardInterrupt:
         # A short traceback that ends at the user's call, as minimize's.
         raise KeyboardInterrupt(interrupted_message(optimizer, storage is not None)) from None
@@ -316,279 +294,3 @@ def _check_seed(random_state: Any) -> int | None:
     ):
         raise ValueError(f"random_state must be a non-negative int or None, got {random_state!r}")
     return int(random_state)
-
-
-def _augmented_space(
-    space: Space, min_budget: Any, max_budget: Any, integer: bool
-) -> tuple[Real | Integer, Space]:
-    """The budget dimension, and the configuration space with it appended."""
-    name = BUDGET_NAME if BUDGET_NAME not in space.names else BUDGET_NAME + "_"
-    budget = (
-        Integer(int(min_budget), int(max_budget), "log-uniform", name=name)
-        if integer
-        else Real(float(min_budget), float(max_budget), "log-uniform", name=name)
-    )
-    if space.to_dict()["points_are_dicts"]:
-        return budget, Space({**dict(zip(space.names, space.dimensions)), name: budget})
-    return budget, Space([*space.dimensions, budget])
-
-
-class _Run:
-    """One multi-fidelity run: the schedule, the model and the evaluation loop."""
-
-    def __init__(
-        self,
-        func: Callable,
-        optimizer: Optimizer,
-        space: Space,
-        budget_name: str,
-        brackets: list,
-        eta: float,
-        cap: float,
-        max_budget: Any,
-        catch: Any,
-        seed: int,
-        model: ConfigurationModel,
-        random_fraction: float,
-        callback: Callable | None,
-        verbose: bool,
-        report_from: Any,
-        checkpoint_dir: Path | None,
-    ):
-        guarded = GuardedObjective(WithBudget(func), catch)
-        #: min_budget for an ``intermediate`` objective (which reports), else None.
-        self.report_from = report_from
-        self.objective: Callable[[Any], Any] = (
-            guarded
-            if report_from is None
-            else ReportingObjective(
-                guarded, report_from, optimizer.space.dimensions[-1].is_discrete
-            )
-        )
-        self.optimizer = optimizer
-        self.space = space
-        self.budget_name = budget_name
-        self.brackets = brackets
-        self.eta = eta
-        self.cap = cap
-        self.max_budget = max_budget
-        self.seed = seed
-        self.model = model
-        self.random_fraction = random_fraction
-        self.callback = callback
-        self.verbose = verbose
-        self.dicts = space.to_dict()["points_are_dicts"]
-        self.budget_dim = optimizer.space.dimensions[-1]
-        budgets = sorted({b for bracket in brackets for b in bracket.budgets})
-        self.rung_columns = self.budget_dim.encode(budgets)[:, 0]
-        in_memory = isinstance(optimizer.storage, InMemoryStorage)
-        self.where = "" if in_memory else f" in {optimizer.storage.name}"
-        self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, catch, self.where)
-        self.sign = -1.0 if optimizer.direction == "maximize" else 1.0
-        self.checkpoint_dir = checkpoint_dir
-        #: key -> the highest budget among the configuration's evaluations started so far.
-        self.reached: dict[str, float] = {}
-        #: trial number -> the budget its evaluation was charged.
-        self.charged: dict[int, float] = {}
-
-    # -- the points of the augmented space --------------------------------------------
-    def split(self, x: Any) -> tuple[Any, Any]:
-        if self.dicts:
-            config = {k: v for k, v in x.items() if k != self.budget_name}
-            return config, x[self.budget_name]
-        return list(x[:-1]), x[-1]
-
-    def join(self, config: Any, budget: Any) -> Any:
-        return {**config, self.budget_name: budget} if self.dicts else [*config, budget]
-
-    def key(self, config: Any) -> str:
-        return json.dumps(self.space.point_to_json(config))
-
-    def charge(self, key: str | None, budget: Any) -> float:
-        """What evaluating ``key`` at ``budget`` costs: the budget, less what it continues."""
-        previous = self.reached.get(key) if key is not None else None
-        if self.checkpoint_dir is None or previous is None:
-            return float(budget)
-        return float(budget) - previous
-
-    def start(self, trial: Trial, key: str, budget: Any) -> tuple:
-        """Charge ``trial``, the evaluation of ``key`` at ``budget``; the arguments of its call."""
-        self.charged[trial.number] = self.charge(key, budget)
-        previous = self.reached.get(key)
-        self.reached[key] = max(float(budget), previous or 0.0)
-        job: tuple = (self.configs[key], budget)
-        if self.checkpoint_dir is None:
-            return job
-        if previous is not None and self.budget_dim.is_discrete:
-            previous = int(previous)
-        return (*job, Checkpoint(checkpoint_path(self.checkpoint_dir, key), previous))
-
-    # -- the jobs of the driver -------------------------------------------------------
-    def run(self, workers: Workers, promotion: str) -> OptimizeResult:
-        """Rebuild the schedule from the study's trials, then evaluate until the budget is spent."""
-        self.schedule = RungSchedule(self.brackets, self.eta, promotion == "asynchronous")
-        self.configs: dict[str, Any] = {}  # key -> configuration, of every one evaluated
-        self.seen: set[tuple[str, float]] = set()  # (key, budget) with a value or one coming
-        self.todo: deque[DriverJob] = deque()  # pending trials of a resumed study, run first
-        self.rung_jobs: dict[int, Job] = {}  # trial number -> its job in the schedule
-        self.committed = 0.0
-        self.running = 0  # jobs given to the driver and not finished
-        self.message: str | None = None
-        for trial in self.optimizer.trials:  # a resumed study: rebuild the schedule
-            config, budget = self.split(trial.x)
-            key = self.key(config)
-            self.seen.add((key, float(budget)))
-            if is_report(trial):
-                if key not in self.configs:
-                    raise ValueError(
-                        f"trial {trial.number} of the study{self.where} is a value told "
-                        "without being asked for a configuration never evaluated: it is "
-                        "not a study of minimize_multifidelity"
-                    )
-                continue
-            self.configs[key] = config
-            args = self.start(trial, key, budget)
-            self.committed += self.charged[trial.number]
-            job = self.schedule.record(key, budget)
-            if trial.status == "pending":
-                self.rung_jobs[trial.number] = job
-                self.todo.append(DriverJob(trial.number, args, trial))
-            else:
-                self.schedule.tell(job, trial.value if trial.status == "complete" else None)
-        message = run_evaluations(self, self.objective, workers)
-        self.watch.raise_if_stopped()
-        result = self.result()
-        result.message = message or self.message or "spent the total budget"
-        return result
-
-    def next_jobs(self, n_jobs: int) -> list[DriverJob]:
-        jobs: list[DriverJob] = []
-        while len(jobs) < n_jobs and self.message is None:
-            if self.todo:
-                jobs.append(self.todo.popleft())
-                continue
-            job = self.schedule.next_job()
-            if self.committed + self.charge(job.key, job.budget) > self.cap * (1 + 1e-12):
-                if not self.running and not jobs:
-                    self.message = "spent the total budget"
-                break
-            if job.key is None:
-                config = self.new_configuration(self.configs)
-                if config is None:
-                    self.message = "every configuration of the space was evaluated"
-                    break
-                job.key = self.key(config)
-                self.configs[job.key] = config
-            trial = self.optimizer.add_pending(self.join(self.configs[job.key], job.budget))
-            self.schedule.record(job.key, job.budget)
-            self.seen.add((job.key, float(job.budget)))
-            args = self.start(trial, job.key, job.budget)
-            self.committed += self.charged[trial.number]
-            self.rung_jobs[trial.number] = job
-            jobs.append(DriverJob(trial.number, args, trial))
-        self.running += len(jobs)
-        return jobs
-
-    def finish(
-        self, driver_job: DriverJob, value: Any, error: str | None, eval_time: float | None
-    ) -> str | None:
-        self.running -= 1
-        trial = driver_job.trial
-        assert trial is not None  # every job of this source has its trial
-        job = self.rung_jobs.pop(trial.number)
-        if isinstance(value, Outcome):
-            # Before the evaluation's own value: killed in between, the evaluation
-            # is still pending and runs again on resume, and its reports already
-            # recorded are then ignored as repeats.
-            self.record_reports(job, value.reports)
-            value = value.value
-        self.watch.tell_trial(trial, value, error=error, eval_time=eval_time)
-        self.schedule.tell(job, trial.value if trial.status == "complete" else None)
-        stop = self.watch.check(trial)
-        result = self.result() if (self.verbose or self.callback is not None) else None
-        if self.verbose and result is not None:
-            shown = "failed" if trial.value is None else f"{self.sign * trial.value:.6g}"
-            print(
-                f"eval {trial.number + 1:>4}  budget {job.budget:<8g} f = {shown:<12} "
-                f"best at max budget = {result.fun:.6g}",
-                file=sys.stdout,
-                flush=True,
-            )
-        if (
-            stop is None
-            and self.callback is not None
-            and result is not None
-            and self.callback(result)
-        ):
-            stop = f"stopped by the callback after trial {trial.number}"
-        return stop
-
-    def interrupted(self, jobs: list[DriverJob]) -> None:
-        self.optimizer.mark_interrupted([job.trial for job in jobs if job.trial is not None])
-
-    def record_reports(self, job: Job, reports: list) -> None:
-        """Tell the values an evaluation reported, each as a trial told without being asked."""
-        assert job.key is not None
-        for budget, value, error in reports:
-            if (job.key, float(budget)) in self.seen:
-                continue
-            self.seen.add((job.key, float(budget)))
-            self.optimizer.tell(self.join(self.configs[job.key], budget), value, error=error)
-
-    def new_configuration(self, configs: dict[str, Any]) -> Any:
-        """A configuration not evaluated yet, from the model or at random; None if none is left."""
-        rng = np.random.default_rng([self.seed, len(self.optimizer.trials)])
-        X, y, pending = self.optimizer.history.observations()
-        complete = np.isfinite(y)
-        if complete.sum() >= self.model.n_min and rng.random() >= self.random_fraction:
-            values = training_values(y)
-            ranked, _, _ = self.model.rank(
-                X[:, :-1], values, X[:, -1], self.rung_columns, rng, pending[:, :-1]
-            )
-            for config in self.space.decode(ranked[:256]):
-                if self.key(config) not in configs:
-                    return config
-        for _ in range(_RANDOM_TRIES):
-            config = self.space.decode(self.space.sample_encoded(1, rng))[0]
-            if self.key(config) not in configs:
-                return config
-        return None
-
-    def result(self) -> OptimizeResult:
-        told = [t for t in self.optimizer.trials if t.status != "pending" and not is_report(t)]
-        points = [self.split(t.x) for t in told]
-        # trial.value is the minimized quantity: the optimizer negates a maximized value.
-        values = np.array([t.value if t.status == "complete" else math.nan for t in told])
-        budgets = [b for _, b in points]
-        costs = [self.charged[t.number] for t in told]
-        at_max = [
-            i
-            for i, (t, b) in enumerate(zip(told, budgets))
-            if t.status == "complete" and b == self.max_budget
-        ]
-        best = min(at_max, key=lambda i: values[i]) if at_max else None
-        reported = [t for t in self.optimizer.trials if is_report(t)]
-        reported_points = [self.split(t.x) for t in reported]
-        return OptimizeResult(
-            x=points[best][0] if best is not None else None,
-            fun=self.sign * float(values[best]) if best is not None else math.nan,
-            x_iters=[c for c, _ in points],
-            func_vals=self.sign * values,
-            budgets=budgets,
-            statuses=[t.status for t in told],
-            errors=[t.error for t in told],
-            eval_time=np.array(
-                [t.eval_time if t.eval_time is not None else math.nan for t in told]
-            ),
-            costs=costs,
-            spent=float(sum(costs)) / float(self.max_budget),
-            reported_x=[c for c, _ in reported_points],
-            reported_budgets=[b for _, b in reported_points],
-            reported_vals=self.sign
-            * np.array([t.value if t.status == "complete" else math.nan for t in reported]),
-            space=self.space,
-            n_failed=sum(t.status == "failed" for t in told),
-            surrogate=self.optimizer.surrogate_name,
-            direction=self.optimizer.direction,
-            message="",
-        )
