@@ -98,7 +98,8 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--shell",
         action="store_true",
-        help="with --command: run CMD with /bin/sh, each value quoted",
+        help="with --command: run CMD as a /bin/sh script whose values are its positional "
+        "parameters, never parsed by the shell",
     )
     p.add_argument(
         "--timeout",
