@@ -1006,7 +1006,6 @@ def test_minimize_with_budgets_promotes_asynchronously_on_request(tmp_path, monk
         (["--max-budget", "9"], "missing: --budget-param, --min-budget, --total-budget"),
         (["--budget-param", "epochs", "--min-budget", "1"], "missing: --max-budget"),
         ([*_MF, "--total-budget", "3", "--n-calls", "20"], "--n-calls cannot be combined"),
-        ([*_MF, "--total-budget", "3", "--timeout", "5"], "--timeout applies to --command"),
         ([*_MF, "--total-budget", "0"], "--total-budget must be a positive number"),
         ([*_MF, "--total-budget", "3", "--eta", "1"], "--eta must be a number > 1"),
         (
