@@ -117,3 +117,74 @@ def test_functions_from_files_and_modules(tmp_path):
     (tmp_path / "obj.txt").write_text("def f(x):\n    return 1.0\n")
     with pytest.raises(ValueError, match="'.*obj.txt' is not a Python module"):
         load_function(f"{tmp_path / 'obj.txt'}:f")
+
+
+# -- space files are read with bounded size and depth ------------------------------------------
+DEEP = 100_000
+DEEP_FILES = {
+    "lists.json": '{"dimensions": ' + "[" * DEEP + "]" * DEEP + "}",
+    "objects.json": '{"dimensions": [' + '{"a": ' * DEEP + "1" + "}" * DEEP + "]}",
+    "arrays.toml": "dimensions = " + "[" * DEEP + "]" * DEEP + "\n",
+    "tables.toml": "x = " + "{a = " * DEEP + "1" + "}" * DEEP + "\n",
+    # Not deep for the parser, but slow: its cost grows with the square of the parts.
+    "dotted.toml": "x" + ".a" * 20_000 + " = 1\n",
+}
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("name", sorted(DEEP_FILES))
+def test_a_deeply_nested_space_file_is_a_short_value_error_naming_the_file(name, tmp_path):
+    path = tmp_path / name
+    path.write_text(DEEP_FILES[name])
+    with pytest.raises(ValueError) as caught:
+        load_space_file(path)
+    assert str(caught.value) == f"space file {str(path)!r} is nested deeper than 100 levels"
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_a_space_file_over_4_mib_is_refused_unread(suffix, tmp_path):
+    path = tmp_path / f"big{suffix}"
+    padding = " " * (4 * 2**20)
+    path.write_text(
+        '{"dimensions": [{"name": "a", "type": "Binary"}]}' + padding
+        if suffix == ".json"
+        else '[[dimensions]]\nname = "a"\ntype = "Binary"\n' + padding
+    )
+    with pytest.raises(ValueError) as caught:
+        load_space_file(path)
+    assert str(caught.value) == (
+        f"space file {str(path)!r} is larger than 4 MiB ({path.stat().st_size:,} bytes)"
+    )
+
+
+@pytest.mark.fault
+def test_a_long_value_in_a_space_file_is_shown_as_a_short_excerpt(tmp_path):
+    path = tmp_path / "space.json"
+    junk = "x" * 1_000_000
+    path.write_text(json.dumps({"dimensions": [junk]}))
+    with pytest.raises(ValueError, match="dimension 0 must be a table") as caught:
+        load_space_file(path)
+    assert len(str(caught.value)) < 300
+    path.write_text(json.dumps({"dimensions": [{"name": junk, "type": "Binary"}], junk: 1}))
+    with pytest.raises(ValueError, match="unknown keys") as caught:
+        load_space_file(path)
+    assert len(str(caught.value)) < 300
+
+
+def test_a_space_file_nested_100_levels_is_read(tmp_path):
+    # The bound leaves room for any real space: this file is 100 levels deep (the
+    # top table, the list of dimensions, a dimension, its categories, 96 in the category).
+    category = 0
+    for _ in range(96):
+        category = [category]
+    path = tmp_path / "space.json"
+    path.write_text(
+        json.dumps({"dimensions": [{"name": "c", "type": "Categorical", "categories": [category]}]})
+    )
+    with pytest.raises(ValueError, match="unhashable|category"):
+        load_space_file(path)  # read, then refused for what it says, not for its depth
+    path.write_text(
+        json.dumps({"dimensions": [{"name": "c", "type": "Categorical", "categories": ["a", "b"]}]})
+    )
+    assert load_space_file(path) == Space({"c": Categorical(["a", "b"])})

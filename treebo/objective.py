@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .space import Space
+from .untrusted import MAX_FILE_BYTES, BoundExceededError, load_json, load_toml, read_file
 
 __all__ = ["load_function", "load_space_file", "function_space"]
 
@@ -179,19 +179,19 @@ def load_space_file(path: str | os.PathLike) -> Space:
         the message names the file and the entry.
     """
     path = Path(path)
+    what = f"space file {str(path)!r}"
     try:
+        data = read_file(path, what=what, max_bytes=MAX_FILE_BYTES)
         if path.suffix.lower() == ".toml":
-            import tomllib
-
-            with open(path, "rb") as handle:
-                description = tomllib.load(handle)
+            description = load_toml(data, what=what, max_chars=MAX_FILE_BYTES)
         else:
-            with open(path) as handle:
-                description = json.load(handle)
+            description = load_json(data, what=what, max_chars=MAX_FILE_BYTES)
     except FileNotFoundError:
-        raise ValueError(f"space file {str(path)!r} does not exist") from None
+        raise ValueError(f"{what} does not exist") from None
+    except BoundExceededError as error:
+        raise ValueError(str(error)) from None
     except (OSError, ValueError) as error:  # tomllib.TOMLDecodeError is a ValueError
-        raise ValueError(f"cannot read space file {str(path)!r}: {error}") from None
+        raise ValueError(f"cannot read {what}: {error}") from None
     try:
         return Space.from_dict(description)
     except ValueError as error:

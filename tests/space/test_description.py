@@ -146,3 +146,45 @@ def test_a_dumped_condition_is_read_as_the_parents_values():
 def test_a_bad_description_names_the_entry(description, message):
     with pytest.raises(ValueError, match=message):
         Space.from_dict(description)
+
+
+# -- crafted categories: a stored repr is parsed with bounded size and depth --------------------
+def _dumped(category_repr):
+    return {
+        "dimensions": [{"name": "c", "type": "Categorical", "categories": ["'a'", category_repr]}],
+        "points_are_dicts": True,
+    }
+
+
+_CRAFTED = {
+    # The parser's stack overflows: a MemoryError without the bound.
+    "a million signs": (
+        "-" * 10**6 + "1",
+        r"is longer than 65,536 characters \(1,000,001 characters\)",
+    ),
+    # Short, but deep enough for a RecursionError without the bound.
+    "5,000 signs": ("-" * 5000 + "1", "nested deeper than 100 levels"),
+    "3,000 nots": ("not " * 3000 + "1", "nested deeper than 100 levels"),
+    "deep brackets": ("(" * 150 + "1" + ")" * 150, "nested deeper than 100 levels"),
+}
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("case", sorted(_CRAFTED))
+@pytest.mark.parametrize("object_categories", ["raise", "repr"])
+def test_a_crafted_category_is_a_short_value_error_naming_the_dimension(case, object_categories):
+    text, cause = _CRAFTED[case]
+    with pytest.raises(ValueError, match=cause) as caught:
+        Space.from_dict(_dumped(text), object_categories=object_categories)
+    message = str(caught.value)
+    assert message.startswith("dimension 'c': category ")
+    assert len(message) < 300 and "\n" not in message
+
+
+def test_categories_at_the_bounds_are_read_back():
+    deep = (0,)
+    for _ in range(98):
+        deep = (deep,)  # a tuple 99 levels deep: its repr has 99 brackets
+    long = "x" * 65_000
+    space = Space({"c": Categorical([deep, long, -1])})
+    assert Space.from_dict(json.loads(json.dumps(space.to_dict()))) == space

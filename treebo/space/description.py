@@ -10,15 +10,22 @@ forms are read (see :meth:`Space.from_dict <treebo.space.Space.from_dict>`):
   <treebo.space.Dimension.to_number>` gives (a category's index, an int);
 - *hand-written*, as in a space file: categories and ``active_if`` values are
   written as themselves (strings, numbers, booleans), and points are dicts.
+
+A description may come from a file anyone could have written: a dumped
+category is read with :func:`treebo.untrusted.literal` (at most
+:data:`~treebo.untrusted.MAX_REPR_CHARS` characters and
+:data:`~treebo.untrusted.MAX_DEPTH` levels), and messages show what they quote
+as a short excerpt.
 """
 
 from __future__ import annotations
 
-import ast
 import numbers
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..untrusted import BoundExceededError, excerpt, literal, shorten_reprs
 from .categorical import Categorical
 from .coercion import unwrap_scalar, why_not_a_number
 from .dimension import Dimension
@@ -66,30 +73,34 @@ def dimension_from_spec(spec: Any, name: str) -> Dimension:
     )
 
 
-def _from_repr(text: Any) -> Any:
-    """A category from the repr :meth:`Space.to_dict` stores, or a ValueError."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        raise ValueError(
-            f"category {text!r} is not the repr of a plain value (a string, "
-            "number, boolean, None or tuple), so the space cannot be rebuilt "
-            "from its description; give the space itself"
-        ) from None
+def _exact_categories(reprs: list, where: str) -> list:
+    """The categories whose reprs are ``reprs``, or a ValueError naming the one that is
+    not a literal (a :class:`~treebo.untrusted.BoundExceededError` for one too long or
+    too deep to read)."""
+    values = []
+    for text in reprs:
+        try:
+            values.append(literal(text, what=f"category {excerpt(text)}"))
+        except BoundExceededError as error:
+            raise BoundExceededError(f"{where}: {error}") from None
+        except ValueError as error:
+            raise ValueError(
+                f"{where}: {error} (a string, number, boolean, None or tuple), so the space "
+                "cannot be rebuilt from its description; give the space itself"
+            ) from None
+    return values
 
 
-def _exact_categories(reprs: list) -> list:
-    return [_from_repr(text) for text in reprs]
-
-
-def _categories_or_reprs(reprs: list) -> list:
+def _categories_or_reprs(reprs: list, where: str) -> list:
     """The categories whose reprs are ``reprs``: literals as values, anything else as text."""
     values = []
     for text in reprs:
         try:
-            value = ast.literal_eval(text)
+            value = literal(text, what=f"category {excerpt(text)}")
             hash(value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        except BoundExceededError as error:
+            raise BoundExceededError(f"{where}: {error}") from None
+        except (ValueError, TypeError):
             value = text
         values.append(value if repr(value) == text else text)
     # A text standing for an object could equal a literal category; then keep every repr.
@@ -97,17 +108,26 @@ def _categories_or_reprs(reprs: list) -> list:
 
 
 def _read_entry(
-    entry: Any, i: int, dumped: bool, read_categories: Callable[[list], list]
+    entry: Any, i: int, dumped: bool, read_categories: Callable[[list, str], list] | None
 ) -> tuple[str, Dimension]:
     """The name of entry ``i`` and its dimension."""
     if not isinstance(entry, Mapping):
-        raise ValueError(f"dimension {i} must be a table with name and type, got {entry!r}")
+        raise ValueError(f"dimension {i} must be a table with name and type, got {excerpt(entry)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"dimension {i} needs a name (a string), got {name!r}")
+        raise ValueError(f"dimension {i} needs a name (a string), got {excerpt(name)}")
     # A dumped condition holds numbers, read once every dimension exists.
     active_if = None if dumped else entry.get("active_if")
-    return name, Dimension.from_dict(entry, active_if=active_if, read_categories=read_categories)
+    categories = entry.get("categories")
+    if read_categories is not None and isinstance(categories, list):
+        # Read here rather than by Dimension.from_dict, whose message would not
+        # keep a BoundExceededError apart from other errors.
+        entry = {**entry, "categories": read_categories(categories, f"dimension {excerpt(name)}")}
+    try:
+        return name, Dimension.from_dict(entry, active_if=active_if)
+    except ValueError as error:
+        # Its messages name the dimension with its whole repr.
+        raise ValueError(shorten_reprs(str(error), [name, *entry, *entry.values()])) from None
 
 
 def _conditions_from_numbers(dims: list[Dimension], entries: list) -> list[Dimension]:
@@ -119,12 +139,23 @@ def _conditions_from_numbers(dims: list[Dimension], entries: list) -> list[Dimen
         if not numbers:
             out.append(dim)
             continue
+        where = f"dimension {excerpt(dim.name)}: active_if"
+        if not isinstance(numbers, Mapping):
+            raise ValueError(f"{where} must be a table of parent -> values, got {excerpt(numbers)}")
         condition = {}
         for parent, values in numbers.items():
             if parent not in by_name:
+                raise ValueError(f"{where} names {excerpt(parent)}, which is not a dimension")
+            if not isinstance(values, list):
                 raise ValueError(
-                    f"dimension {dim.name!r}: active_if names {parent!r}, which is not a dimension"
+                    f"{where}[{excerpt(parent)}] must be a list, got {excerpt(values)}"
                 )
+            for value in values:
+                problem = by_name[parent].number_problem(value)
+                if problem is not None:
+                    raise ValueError(
+                        f"{where}[{excerpt(parent)}]: {shorten_reprs(problem, [value])}"
+                    )
             condition[parent] = [by_name[parent].from_number(v) for v in values]
         out.append(dim.replace(active_if=condition))
     return out
@@ -156,7 +187,8 @@ def read_description(
     ------
     ValueError
         Naming the entry that is not a valid dimension, or the names that
-        two entries share.
+        two entries share; a :class:`~treebo.untrusted.BoundExceededError`
+        for a dumped category too long or nested too deep to be read.
     """
     if object_categories not in OBJECT_CATEGORIES:
         raise ValueError(
@@ -173,21 +205,21 @@ def read_description(
     unknown = set(description) - {"dimensions", "points_are_dicts"}
     if unknown:
         raise ValueError(
-            f"unknown keys {sorted(unknown)}; allowed: 'dimensions', 'points_are_dicts'"
+            f"unknown keys {excerpt(sorted(unknown, key=str))}; allowed: 'dimensions', "
+            "'points_are_dicts'"
         )
     dumped = "points_are_dicts" in description
-    if not dumped:
-        read_categories: Callable[[list], list] = list
-    elif object_categories == "raise":
-        read_categories = _exact_categories
-    else:
-        read_categories = _categories_or_reprs
+    read_categories: Callable[[list, str], list] | None = None
+    if dumped:
+        read_categories = (
+            _exact_categories if object_categories == "raise" else _categories_or_reprs
+        )
     entries = description["dimensions"]
     named = [_read_entry(entry, i, dumped, read_categories) for i, entry in enumerate(entries)]
     names = [name for name, _ in named]
-    duplicated = sorted({name for name in names if names.count(name) > 1})
+    duplicated = sorted(name for name, count in Counter(names).items() if count > 1)
     if duplicated:
-        raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+        raise ValueError(f"dimension names must be unique; repeated: {excerpt(duplicated)}")
     dims = [dim for _, dim in named]
     if dumped:
         dims = _conditions_from_numbers(dims, entries)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..untrusted import shorten_reprs
 from .conditions import (
     INACTIVE,
     activity,
@@ -594,4 +595,11 @@ class Space:
         ValueError
             Naming the entry that is not a valid dimension.
         """
-        return cls(read_description(description, object_categories))
+        dimensions = read_description(description, object_categories)
+        try:
+            return cls(dimensions)
+        except ValueError as error:
+            # Its messages (a condition's parent, a cycle) name dimensions by their
+            # whole repr; a description read from a file may give any name.
+            dims = dimensions.values() if isinstance(dimensions, dict) else dimensions
+            raise ValueError(shorten_reprs(str(error), [d.name for d in dims])) from None
