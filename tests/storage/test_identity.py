@@ -1,5 +1,6 @@
 """Which study a storage holds, and the checks a resume makes of its stored rows."""
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -175,3 +176,77 @@ def test_a_dict_study_resumed_as_a_list_says_how_the_points_differ(tmp_path):
     stored = next(line for line in lines if "stored:" in line)
     given = next(line for line in lines if "given:" in line)
     assert stored.endswith("points as dicts") and given.endswith("points as lists")
+
+
+# -- a crafted stored description gives a short message -----------------------------------------
+def _craft_space(db, change):
+    conn = sqlite3.connect(db, isolation_level=None)
+    (text,) = conn.execute("SELECT value FROM study WHERE key = 'space'").fetchone()
+    description = json.loads(text)
+    change(description)
+    conn.execute("UPDATE study SET value = ? WHERE key = 'space'", (json.dumps(description),))
+    conn.close()
+
+
+_CRAFTED_SPACES = {
+    # A megabyte category: the summary of the stored space would hold all of it.
+    "long category": (
+        lambda d: d["dimensions"][1]["categories"].__setitem__(0, "-" * 10**6 + "1"),
+        "c=Categorical('a', 'b', 'c')",  # the given space, in full
+    ),
+    # A million categories.
+    "many categories": (
+        lambda d: d["dimensions"][1].__setitem__("categories", [f"'{i}'" for i in range(10**6)]),
+        "c=Categorical('a', 'b', 'c')",
+    ),
+    # A megabyte in a key the summary leaves out: the entries themselves are shown.
+    "long other key": (
+        lambda d: d["dimensions"][0].__setitem__("note", "x" * 10**6),
+        '"name": "r", "note": "xxx',
+    ),
+}
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("case", sorted(_CRAFTED_SPACES))
+def test_a_space_mismatch_with_a_crafted_megabyte_description_is_short(tmp_path, case):
+    db = tmp_path / "s.db"
+    mixed_study(db)
+    change, shown = _CRAFTED_SPACES[case]
+    _craft_space(db, change)
+    with pytest.raises(StorageMismatchError, match="different search space") as caught:
+        Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST)
+    message = str(caught.value)
+    assert len(message) < 1500 and all(len(line) < 700 for line in message.splitlines())
+    assert shown in message
+
+
+@pytest.mark.fault
+def test_a_crafted_megabyte_setting_is_shown_as_an_excerpt(tmp_path):
+    db = tmp_path / "s.db"
+    mixed_study(db)
+    conn = sqlite3.connect(db, isolation_level=None)
+    (text,) = conn.execute("SELECT value FROM study WHERE key = 'settings'").fetchone()
+    settings = json.loads(text)
+    settings["acquisition"] = "y" * 10**6
+    settings.update({f"junk{i}": i for i in range(10**5)})
+    conn.execute("UPDATE study SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    conn.close()
+    with pytest.raises(StorageMismatchError, match="other settings") as caught:
+        Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST)
+    message = str(caught.value)
+    assert len(message) < 2000, message[:3000]
+    assert "acquisition: stored 'yyyy" in message and "and 99,991 more" in message
+
+
+def test_a_category_a_study_could_not_read_back_is_refused_before_anything_is_stored(tmp_path):
+    db = tmp_path / "s.db"
+    long = "x" * 70_000
+    with pytest.raises(ValueError) as caught:
+        Optimizer([Categorical([long, "b"], name="c")], storage=db, **FAST)
+    assert str(caught.value) == (
+        "dimension 'c': the repr of category 0 is longer than 65,536 characters "
+        "(70,002 characters); a study stores only categories it can read back"
+    )
+    assert not db.exists() or "space" not in read_study(db)["meta"]
+    Optimizer([Categorical([long, "b"], name="c")], **FAST).ask()  # fine without a storage

@@ -612,3 +612,49 @@ def test_ctrl_c_right_after_a_tells_commit_keeps_memory_and_file_in_step(tmp_pat
         ("complete", 7.0),
     ]
     assert len(rows) == 3
+
+
+# -- stored JSON is read with bounded size and depth ---------------------------------------------
+_DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("key", ["space", "settings", "rng_model"])
+def test_a_deeply_nested_study_value_is_a_short_error_naming_the_file_and_the_key(tmp_path, key):
+    db = tmp_path / "s.db"
+    mixed_study(db)
+    run_sql(db, "UPDATE study SET value = ? WHERE key = ?", _DEEP_JSON, key)
+    for read in (
+        lambda: read_study(db),
+        lambda: Optimizer(MIXED, n_initial_points=4, random_state=0, storage=db, **FAST),
+    ):
+        with pytest.raises(ValueError) as caught:
+            read()
+        assert str(caught.value) == (
+            f"storage {str(db)!r} is damaged: stored {key!r} is nested deeper than 100 levels"
+        )
+
+
+@pytest.mark.fault
+def test_a_deeply_nested_trial_point_is_a_short_error_naming_the_trial(tmp_path):
+    db = tmp_path / "s.db"
+    mixed_study(db)
+    run_sql(db, "UPDATE trials SET point = ? WHERE number = 2", _DEEP_JSON)
+    with pytest.raises(ValueError) as caught:
+        read_study(db)
+    assert str(caught.value) == (
+        f"storage {str(db)!r} is damaged: trial 2: its point is nested deeper than 100 levels"
+    )
+
+
+@pytest.mark.fault
+def test_a_study_value_over_16_mib_is_refused_unparsed(tmp_path):
+    db = tmp_path / "s.db"
+    mixed_study(db)
+    run_sql(db, "UPDATE study SET value = ? WHERE key = 'settings'", '"' + "x" * 2**24 + '"')
+    with pytest.raises(ValueError) as caught:
+        read_study(db)
+    assert str(caught.value) == (
+        f"storage {str(db)!r} is damaged: stored 'settings' is longer than 16 MiB "
+        "(16,777,218 characters)"
+    )

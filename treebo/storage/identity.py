@@ -22,6 +22,7 @@ import numpy as np
 from ..history import Trial
 from ..random_streams import RandomStreams
 from ..space import Integer, Real, Space
+from ..untrusted import excerpt, shorten_reprs
 from .base import Storage, StorageMismatchError
 
 __all__ = [
@@ -69,48 +70,51 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
     """
     status = row["status"]
     if status not in _STATUSES:
-        return f"status {status!r} (allowed: {', '.join(_STATUSES)})"
+        return f"status {excerpt(status)} (allowed: {', '.join(_STATUSES)})"
     if row["origin"] not in _ORIGINS:
-        return f"origin {row['origin']!r} (allowed: {', '.join(_ORIGINS)})"
+        return f"origin {excerpt(row['origin'])} (allowed: {', '.join(_ORIGINS)})"
     point = row["point"]
     if not isinstance(point, list) or len(point) != len(space.dimensions):
-        return f"point {point!r} (allowed: a list of {len(space.dimensions)} values)"
+        return f"point {excerpt(point)} (allowed: a list of {len(space.dimensions)} values)"
     for dim, value in zip(space.dimensions, point):
         if value is None and dim.active_if is not None:
             continue  # an inactive dimension of a conditional space; checked below
         problem = dim.number_problem(value)
         if problem is not None:
-            return f"{dim.name!r} = {problem}"
+            return f"{dim.name!r} = {shorten_reprs(problem, [value])}"
     try:
         expected = space.encode([space.point_from_json(point)])[0]
         # Nulls exactly where a dimension is inactive, and nowhere else.
         if space.conditional and space.point_to_json(space.point_from_json(point)) != point:
             return (
-                f"point {point!r} (allowed: null exactly for the inactive dimensions, "
+                f"point {excerpt(point)} (allowed: null exactly for the inactive dimensions, "
                 f"as in {space.point_to_json(space.point_from_json(point))!r})"
             )
     except ValueError as error:
-        return f"point {point!r}: {error}"
+        return f"point {excerpt(point)}: {shorten_reprs(str(error), point)}"
     encoded = row["x_encoded"]
     # Proposed points are stored as the snapped candidate the point was decoded
     # from, which equals its re-encoding up to rounding in real columns.
     if encoded.shape != expected.shape or not np.allclose(encoded, expected, rtol=0, atol=1e-9):
-        return f"encoded point {encoded.tolist()!r} is not the encoding of point {point!r}"
+        return (
+            f"encoded point {excerpt(encoded.tolist())} is not the encoding of point "
+            f"{excerpt(point)}"
+        )
     value = row["value"]
     if status == "complete":
         if not (_is_number(value) and math.isfinite(value)):
-            return f"value {value!r} of a complete trial (allowed: a finite number)"
+            return f"value {excerpt(value)} of a complete trial (allowed: a finite number)"
     elif value is not None:
-        return f"value {value!r} of a {status} trial (allowed: none)"
+        return f"value {excerpt(value)} of a {status} trial (allowed: none)"
     if row["error"] is not None and not isinstance(row["error"], str):
-        return f"error {row['error']!r} (allowed: text or none)"
+        return f"error {excerpt(row['error'])} (allowed: text or none)"
     if row["seed"] is not None and not (
         isinstance(row["seed"], int) and not isinstance(row["seed"], bool) and row["seed"] >= 0
     ):
-        return f"seed {row['seed']!r} (allowed: an integer >= 0 or none)"
+        return f"seed {excerpt(row['seed'])} (allowed: an integer >= 0 or none)"
     for column in _TIME_COLUMNS:
         if row[column] is not None and not (_is_number(row[column]) and math.isfinite(row[column])):
-            return f"{column} {row[column]!r} (allowed: a finite number or none)"
+            return f"{column} {excerpt(row[column])} (allowed: a finite number or none)"
     return None
 
 
@@ -167,14 +171,18 @@ def open_study(
     try:
         streams.load_meta(meta)
     except ValueError as error:
-        raise ValueError(f"storage {storage.name!r} is damaged: {error}") from None
+        # Its message names a stored bit generator by its whole repr.
+        names = [s.get("bit_generator") for s in meta.values() if isinstance(s, dict)]
+        raise ValueError(
+            f"storage {storage.name!r} is damaged: {shorten_reprs(str(error), names)}"
+        ) from None
     offers = meta.get("resume_offers", {})
     if not (
         isinstance(offers, dict)
         and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offers.values())
     ):
         raise ValueError(
-            f"storage {storage.name!r} is damaged: resume_offers {offers!r} "
+            f"storage {storage.name!r} is damaged: resume_offers {excerpt(offers)} "
             "(allowed: trial numbers with counts >= 0)"
         )
     trials = storage.study_trials()
@@ -314,16 +322,18 @@ def check_same_study(
     """
     if meta.get("format_version") != FORMAT_VERSION:
         raise StorageMismatchError(
-            f"storage {str(path)!r} has format version {meta.get('format_version')!r}; this "
-            f"treebo writes version {FORMAT_VERSION}"
+            f"storage {str(path)!r} has format version {excerpt(meta.get('format_version'))}; "
+            f"this treebo writes version {FORMAT_VERSION}"
         )
     if meta.get("space") != space:
-        stored, given = _describe_space(meta.get("space")), _describe_space(space)
-        if stored == given:  # a difference the summary does not show: show the entries
-            stored, given = (
-                json.dumps(meta.get("space"), sort_keys=True),
-                json.dumps(space, sort_keys=True),
+        stored_parts, given_parts = _space_parts(meta.get("space")), _space_parts(space)
+        if stored_parts == given_parts:  # a difference the summary does not show: the entries
+            stored, given = _around_difference(
+                json.dumps(meta.get("space"), sort_keys=True), json.dumps(space, sort_keys=True)
             )
+        else:
+            stored = _summary(stored_parts, given_parts)
+            given = _summary(given_parts, stored_parts)
         raise StorageMismatchError(
             f"storage {str(path)!r} holds a study of a different search space:\n"
             f"  stored: {stored}\n"
@@ -331,40 +341,132 @@ def check_same_study(
             "use another storage file to start a new study"
         )
     stored = meta.get("settings", {})
-    differ = [
-        key for key in sorted(set(stored) | set(settings)) if stored.get(key) != settings.get(key)
-    ]
-    if differ:
-        lines = "\n".join(
-            f"  {key}: stored {stored.get(key)!r}, given {settings.get(key)!r}" for key in differ
+    if not isinstance(stored, dict):
+        raise ValueError(
+            f"storage {str(path)!r} is damaged: its settings are {excerpt(stored)}, not a table"
         )
+    differ = _differences(stored, settings)
+    if differ:
+        lines = [
+            f"  {name}: stored {excerpt(a)}, given {excerpt(b)}"
+            for name, a, b in differ[:_SHOWN_DIFFERENCES]
+        ]
+        if len(differ) > _SHOWN_DIFFERENCES:
+            lines.append(f"  ... and {len(differ) - _SHOWN_DIFFERENCES:,} more")
+        text = "\n".join(lines)
         raise StorageMismatchError(
-            f"storage {str(path)!r} holds a study run with other settings:\n{lines}\n"
+            f"storage {str(path)!r} holds a study run with other settings:\n{text}\n"
             "pass the stored settings to resume it, or use another storage file"
         )
     if seed is not None and meta.get("seed") is not None and seed != meta["seed"]:
         raise StorageMismatchError(
-            f"storage {str(path)!r} holds a study with random_state={meta['seed']!r}, given "
-            f"random_state={seed!r}; pass the same seed or random_state=None to resume it"
+            f"storage {str(path)!r} holds a study with random_state={excerpt(meta['seed'])}, "
+            f"given random_state={seed!r}; pass the same seed or random_state=None to resume it"
         )
 
 
-def _describe_space(desc: dict | None) -> str:
-    if not desc:
-        return "nothing"
-    parts = []
-    for dim in desc["dimensions"]:
-        if dim["type"] in (Real.__name__, Integer.__name__):
-            extra = f"({dim['low']}, {dim['high']}, {dim['prior']})"
-        elif "categories" in dim:
-            extra = f"({', '.join(dim['categories'])})"
+#: Settings that differ shown in a mismatch message, at most.
+_SHOWN_DIFFERENCES = 10
+#: Characters of a space's summary in a mismatch message, at most.
+_SUMMARY_CHARS = 600
+#: Categories of a dimension shown in a space's summary, at most.
+_SHOWN_CATEGORIES = 10
+
+
+def _differences(stored: dict, given: dict) -> list[tuple[str, Any, Any]]:
+    """``(name, stored value, given value)`` of each setting that differs, by name.
+
+    In a setting that is a table on both sides (the surrogate's parameters),
+    each entry that differs is named (``surrogate_params['max_depth']``).
+    """
+    out = []
+    for key in sorted(set(stored) | set(given), key=str):
+        a, b = stored.get(key), given.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [
+                (f"{key}[{excerpt(sub)}]", a.get(sub), b.get(sub))
+                for sub in sorted(set(a) | set(b), key=str)
+                if a.get(sub) != b.get(sub)
+            ]
         else:
-            extra = ""
-        condition = ""
-        if dim.get("active_if"):
-            condition = " if " + " and ".join(
-                f"{parent} in {codes}" for parent, codes in sorted(dim["active_if"].items())
-            )
-        parts.append(f"{dim['name']}={dim['type']}{extra}{condition}")
+            out.append((excerpt(key) if not isinstance(key, str) or len(key) > 80 else key, a, b))
+    return out
+
+
+def _summary(parts: tuple[list[str], str], other: tuple[list[str], str]) -> str:
+    """A space's dimensions and the form of its points, in one line of at most about
+    ``_SUMMARY_CHARS`` characters: when they take more, only those not in ``other``."""
+    dims, form = parts
+    text = ", ".join(dims)
+    if len(text) > _SUMMARY_CHARS:
+        theirs = set(other[0])
+        text = f"{len(dims):,} dimensions, these not given on the other side: " + ", ".join(
+            dim for dim in dims if dim not in theirs
+        )
+        if len(text) > _SUMMARY_CHARS:
+            text = text[: _SUMMARY_CHARS - 1] + "…"
+    return f"{text}; {form}" if text else form
+
+
+def _around_difference(a: str, b: str, width: int = 120) -> tuple[str, str]:
+    """The parts of ``a`` and ``b`` around the first character where they differ."""
+    # The longest common prefix by bisection: slices compare in C, texts may be megabytes.
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    start = max(0, low - width // 3)
+
+    def window(text: str) -> str:
+        part = text[start : start + width]
+        return ("…" if start else "") + part + ("…" if start + width < len(text) else "")
+
+    return window(a), window(b)
+
+
+def _describe_dimension(dim: Any) -> str:
+    if not isinstance(dim, dict):
+        return excerpt(dim, 40)
+    kind = dim.get("type")
+    extra = ""
+    if kind in (Real.__name__, Integer.__name__):
+        extra = f"({', '.join(_text(dim.get(key)) for key in ('low', 'high', 'prior'))})"
+    elif isinstance(dim.get("categories"), list):
+        categories = dim["categories"]
+        shown = [_text(c) for c in categories[:_SHOWN_CATEGORIES]]
+        if len(categories) > _SHOWN_CATEGORIES:
+            shown.append(f"... {len(categories):,} categories")
+        extra = f"({', '.join(shown)})"
+    condition = ""
+    active_if = dim.get("active_if")
+    if isinstance(active_if, dict) and active_if:
+        condition = " if " + " and ".join(
+            f"{_text(parent)} in {excerpt(codes, 40)}"
+            for parent, codes in sorted(active_if.items())[:_SHOWN_CATEGORIES]
+        )
+    return f"{_text(dim.get('name'))}={_text(kind)}{extra}{condition}"
+
+
+def _text(value: Any) -> str:
+    """A stored string as it is (a category's repr, a name), anything else as its repr;
+    cut to 40 characters."""
+    if isinstance(value, str):
+        return value if len(value) <= 40 else value[:39] + "…"
+    return excerpt(value, 40)
+
+
+def _space_parts(desc: Any) -> tuple[list[str], str]:
+    """A stored or given description as one short text per dimension, and the form of
+    its points; a damaged description as a short excerpt."""
+    if not desc:
+        return [], "nothing"
+    dims = desc.get("dimensions") if isinstance(desc, dict) else None
+    if not isinstance(dims, list):
+        return [], f"a damaged description: {excerpt(desc)}"
     form = "dicts" if desc.get("points_are_dicts") else "lists"
-    return f"{', '.join(parts)}; points as {form}"
+    return [_describe_dimension(dim) for dim in dims], f"points as {form}"

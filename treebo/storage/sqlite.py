@@ -45,6 +45,13 @@ import numpy as np
 
 from ..history import Trial
 from ..space import Space
+from ..untrusted import (
+    MAX_STORED_CHARS,
+    BoundExceededError,
+    check_literal_bounds,
+    excerpt,
+    load_json,
+)
 from .base import Storage, StorageAccessError
 from .file_checks import (
     TRIAL_COLUMNS,
@@ -246,10 +253,34 @@ class SQLiteStorage(Storage):
 
     # -- study ------------------------------------------------------------------------
     def load_meta(self) -> dict[str, Any]:
-        """Every ``study`` key, JSON-decoded; empty for a new study."""
+        """Every ``study`` key, JSON-decoded; empty for a new study.
+
+        Each value is read with :func:`treebo.untrusted.load_json`: at most
+        :data:`~treebo.untrusted.MAX_STORED_CHARS` characters and
+        :data:`~treebo.untrusted.MAX_DEPTH` levels.
+
+        Raises
+        ------
+        ValueError
+            Naming the file and the key, for a value that is not JSON or is
+            over those bounds (a :class:`~treebo.untrusted.BoundExceededError`).
+        """
         with self._mutex:
             rows = self._db.execute("SELECT key, value FROM study").fetchall()
-        return {key: json.loads(value) for key, value in rows}
+        meta = {}
+        for key, value in rows:
+            try:
+                meta[key] = load_json(value, what=f"stored {excerpt(key)}")
+            except BoundExceededError as error:
+                raise BoundExceededError(
+                    f"storage {str(self.path)!r} is damaged: {error}"
+                ) from None
+            except ValueError as error:  # not JSON, or not text
+                raise ValueError(
+                    f"storage {str(self.path)!r} is damaged: stored {excerpt(key)} is not "
+                    f"JSON: {error}"
+                ) from None
+        return meta
 
     def create(self, meta: dict[str, Any]) -> None:
         """Write the description of a new study (one transaction).
@@ -259,14 +290,34 @@ class SQLiteStorage(Storage):
         meta : dict
             Key -> JSON-serializable value: the format version, the space
             description, the settings, the seed and the random streams' states.
+
+        Raises
+        ------
+        ValueError
+            If a value could not be read back (see :mod:`treebo.untrusted`):
+            its JSON is longer than :data:`~treebo.untrusted.MAX_STORED_CHARS`,
+            or the repr of a category is longer than
+            :data:`~treebo.untrusted.MAX_REPR_CHARS` or nested deeper than
+            :data:`~treebo.untrusted.MAX_DEPTH`; nothing is written then.
         """
         meta = {"created_at": time.time(), **meta}
+        _check_categories(meta.get("space"))
         self._write(
             [
-                ("INSERT INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                ("INSERT INTO study (key, value) VALUES (?, ?)", (key, self._json(key, value)))
                 for key, value in meta.items()
             ]
         )
+
+    def _json(self, key: str, value: Any) -> str:
+        """``value`` as JSON, if :meth:`load_meta` can read it back."""
+        text = json.dumps(value)
+        if len(text) > MAX_STORED_CHARS:
+            raise ValueError(
+                f"storage {str(self.path)!r}: {key!r} would be stored as {len(text):,} "
+                f"characters of JSON; a study reads back at most {MAX_STORED_CHARS:,}"
+            )
+        return text
 
     # -- trials -----------------------------------------------------------------------
     def load_trials(self) -> list[dict[str, Any]]:
@@ -280,7 +331,7 @@ class SQLiteStorage(Storage):
             record = dict(zip(TRIAL_COLUMNS, row))
             try:
                 record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
-                record["point"] = json.loads(record["point"])
+                record["point"] = load_json(record["point"], what="its point")
             except (TypeError, ValueError) as error:  # not bytes / not 8-byte floats / not JSON
                 raise ValueError(
                     f"storage {str(self.path)!r} is damaged: trial {record['number']!r}: {error}"
@@ -356,7 +407,10 @@ class SQLiteStorage(Storage):
         """
         statements = [_upsert(self._row(t)) for t in trials]
         statements += [
-            ("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+            (
+                "INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)",
+                (key, self._json(key, value)),
+            )
             for key, value in state.items()
         ]
         self._write(statements)
@@ -392,6 +446,20 @@ class SQLiteStorage(Storage):
             "asked_at": trial.asked_at,
             "told_at": trial.told_at,
         }
+
+
+def _check_categories(description: Any) -> None:
+    """Refuse a category whose repr :func:`~treebo.untrusted.literal` would not read back."""
+    for entry in description["dimensions"] if isinstance(description, dict) else ():
+        for i, text in enumerate(entry.get("categories", ())):
+            try:
+                check_literal_bounds(
+                    text, what=f"dimension {excerpt(entry['name'])}: the repr of category {i}"
+                )
+            except BoundExceededError as error:
+                raise ValueError(
+                    f"{error}; a study stores only categories it can read back"
+                ) from None
 
 
 def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
