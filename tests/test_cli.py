@@ -1052,3 +1052,122 @@ def test_budget_options_are_refused_for_a_problem(capsys):
     argv = ["minimize", "--command", "echo {lr}", "--space", "missing.json", *_MF]
     assert main([*argv, "--total-budget", "3", "--intermediate"]) == 2
     assert "--intermediate applies to a Python function" in capsys.readouterr().err
+
+
+# -- untrusted input: space files and study files are read with bounded size and depth -----------
+DEEP = 100_000
+DEEP_SPACE_FILES = {
+    "lists.json": '{"dimensions": ' + "[" * DEEP + "]" * DEEP + "}",
+    "objects.json": '{"dimensions": [' + '{"a": ' * DEEP + "1" + "}" * DEEP + "]}",
+    "arrays.toml": "dimensions = " + "[" * DEEP + "]" * DEEP + "\n",
+    "tables.toml": "x = " + "{a = " * DEEP + "1" + "}" * DEEP + "\n",
+}
+
+
+def _one_line_error(done, command, *named):
+    """The one line a failed ``treebo command`` printed, after checking there is no more."""
+    assert done.returncode != 0 and done.stdout == ""
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"treebo {command}: error: ")
+    assert len(done.stderr) < 300, done.stderr[:1000]
+    for text in named:
+        assert text in line
+    return line
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("name", sorted(DEEP_SPACE_FILES))
+def test_a_deeply_nested_space_file_is_one_line_naming_the_file(name, tmp_path):
+    (tmp_path / name).write_text(DEEP_SPACE_FILES[name])
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    for command, args in (
+        ("minimize", ["objective.py:loss", "--n-calls", 3, "--quiet"]),
+        ("ask", ["--storage", "s.db"]),
+    ):
+        done = _treebo(command, *args, "--space", name, cwd=tmp_path, timeout=120)
+        _one_line_error(done, command, name, "nested deeper than 100 levels")
+    assert not (tmp_path / "s.db").exists()
+
+
+def _study_with_a_category(tmp_path):
+    """A study made by ``treebo ask`` whose space has the categorical dimension 'kernel'."""
+    db = tmp_path / "s.db"
+    (tmp_path / "space.toml").write_text(SPACE_TOML)
+    done = _treebo("ask", "--storage", db, "--space", "space.toml", "--seed", 0, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def _store_category(db, text):
+    """Write ``text`` as the first stored category repr of 'kernel', behind treebo's back."""
+    import sqlite3
+
+    conn = sqlite3.connect(db, isolation_level=None)
+    (stored,) = conn.execute("SELECT value FROM study WHERE key = 'space'").fetchone()
+    description = json.loads(stored)
+    (kernel,) = [d for d in description["dimensions"] if d["name"] == "kernel"]
+    kernel["categories"][0] = text
+    conn.execute("UPDATE study SET value = ? WHERE key = 'space'", (json.dumps(description),))
+    conn.close()
+
+
+CRAFTED_CATEGORIES = {
+    "a million signs": (
+        "-" * 10**6 + "1",
+        "is longer than 65,536 characters (1,000,001 characters)",
+    ),
+    "deep parentheses": ("(" * 30_000 + "1" + ")" * 30_000, "nested deeper than 100 levels"),
+    "5,000 signs": ("-" * 5000 + "1", "nested deeper than 100 levels"),
+}
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("case", sorted(CRAFTED_CATEGORIES))
+def test_a_crafted_stored_category_is_one_short_line_for_ask_and_show(case, tmp_path):
+    from treebo import shared_study
+
+    db = _study_with_a_category(tmp_path)
+    text, cause = CRAFTED_CATEGORIES[case]
+    _store_category(db, text)
+    for command, args in (("ask", ["--storage", db]), ("show", [db])):
+        done = _treebo(command, *args, cwd=tmp_path, timeout=120)
+        line = _one_line_error(done, command, str(db), "dimension 'kernel': category", cause)
+        assert line.startswith(f"treebo {command}: error: storage {str(db)!r} is damaged: ")
+    # The API says the same, in a ValueError.
+    for call in (lambda: shared_study.ask(db), lambda: shared_study.read_shared(db)):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == line.split(": error: ", 1)[1]
+    # Given the space, the stored one differs from it: a short message says so.
+    done = _treebo("ask", "--storage", db, "--space", "space.toml", cwd=tmp_path, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "different search space" in done.stderr and len(done.stderr) < 1000, done.stderr[:3000]
+
+
+@pytest.mark.fault
+def test_a_crafted_stored_setting_is_one_short_line(tmp_path):
+    import sqlite3
+
+    db = _study_with_a_category(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    (stored,) = conn.execute("SELECT value FROM study WHERE key = 'settings'").fetchone()
+    settings = json.loads(stored)
+    settings["surrogate_params"]["max_features"] = "-" * 10**6 + "1"
+    conn.execute("UPDATE study SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    conn.close()
+    done = _treebo("ask", "--storage", db, cwd=tmp_path, timeout=120)
+    _one_line_error(
+        done,
+        "ask",
+        str(db),
+        "surrogate_params['max_features']",
+        "is longer than 65,536 characters (1,000,001 characters)",
+    )
+
+
+@pytest.mark.fault
+def test_a_deeply_nested_param_is_one_line_naming_it(capsys):
+    assert main(["minimize", "branin", "--n-calls", "6", "--param", "lam=" + "[" * 50_000]) == 2
+    err = capsys.readouterr().err
+    assert err == "treebo minimize: error: --param lam is nested deeper than 100 levels\n"

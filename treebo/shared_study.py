@@ -16,7 +16,6 @@ must match them).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import inspect
 import math
@@ -30,6 +29,7 @@ from .optimizer import Optimizer
 from .space import Space
 from .storage import SQLiteStorage, StorageLockedError, read_study, stable_params
 from .surrogates import make_surrogate
+from .untrusted import BoundExceededError, excerpt, literal
 
 __all__ = ["open_shared", "ask", "tell", "jsonable"]
 
@@ -76,10 +76,10 @@ def open_shared(
     try:
         meta = storage.load_meta()
         if meta:
-            stored = _stored_settings(meta.get("settings", {}))
+            stored = _stored_settings(meta.get("settings", {}), path)
             settings = {**stored, **settings}
             if space is None:
-                space = Space.from_dict(meta["space"])
+                space = _stored_space(meta, path)
         elif space is None:
             raise ValueError(
                 f"storage {str(path)!r} holds no study yet: the first ask needs "
@@ -110,8 +110,22 @@ def _acquire(storage: SQLiteStorage, wait: float) -> None:
         delay = min(delay * 2, 0.5)
 
 
-def _stored_settings(stored: dict) -> dict:
+def _stored_space(meta: dict, path: str | os.PathLike) -> Space:
+    """The study's stored space; a ValueError naming the file if it cannot be rebuilt."""
+    try:
+        return Space.from_dict(meta.get("space", {}))
+    except BoundExceededError as error:
+        raise BoundExceededError(f"storage {str(path)!r} is damaged: {error}") from None
+    except ValueError as error:
+        raise ValueError(f"storage {str(path)!r}: {error}") from None
+
+
+def _stored_settings(stored: Any, path: str | os.PathLike) -> dict:
     """Optimizer arguments that reproduce the stored settings."""
+    if not isinstance(stored, dict):
+        raise ValueError(
+            f"storage {str(path)!r} is damaged: its settings are {excerpt(stored)}, not a table"
+        )
     out = {
         k: v for k, v in stored.items() if k in _OPTIMIZER_PARAMETERS and k != "surrogate_params"
     }
@@ -121,18 +135,26 @@ def _stored_settings(stored: dict) -> dict:
         default = stable_params(make_surrogate(name).get_params(deep=False))
         # Only what differs from the surrogate's defaults; stored reprs of
         # tuples and the like are read back as the values.
-        changed = {k: _from_repr(v) for k, v in params.items() if default.get(k) != v}
+        changed = {
+            k: _from_repr(v, f"surrogate_params[{excerpt(k)}]", path)
+            for k, v in params.items()
+            if default.get(k) != v
+        }
         if changed:
             out["surrogate_params"] = changed
     return out
 
 
-def _from_repr(value: Any) -> Any:
+def _from_repr(value: Any, name: str, path: str | os.PathLike) -> Any:
+    """The value of a stored setting: a repr of a literal is read back as that value,
+    any other text stays text."""
     if not isinstance(value, str):
         return value
     try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+        return literal(value, what=f"stored setting {name} {excerpt(value)}")
+    except BoundExceededError as error:
+        raise BoundExceededError(f"storage {str(path)!r} is damaged: {error}") from None
+    except ValueError:
         return value
 
 
@@ -247,13 +269,22 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     Each row has ``number``, ``status``, ``value`` (the objective's own value,
     also for a maximized study), ``x`` (a dict by name, or None where the
     space cannot be rebuilt) and ``error``.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, if it is not a study or is damaged: a stored value
+        or category over the bounds of :mod:`treebo.untrusted` is a
+        :class:`~treebo.untrusted.BoundExceededError`.
     """
     study = read_study(path)
     meta = study["meta"]
     sign = -1.0 if meta.get("settings", {}).get("direction") == "maximize" else 1.0
     try:
-        space = Space.from_dict(meta["space"])
-    except (KeyError, ValueError):
+        space = _stored_space(meta, path)
+    except BoundExceededError:
+        raise  # a damaged file, unlike a category that is an object
+    except ValueError:
         space = None
     rows = []
     for row in study["trials"]:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..untrusted import BoundExceededError, load_json
+
 __all__ = ["UsageError", "parse_params", "check_surrogates"]
 
 
@@ -13,9 +15,11 @@ class UsageError(ValueError):
     """Bad arguments on the command line: ``treebo`` prints the message and exits with 2."""
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(key: str, text: str) -> Any:
     try:
-        return json.loads(text)
+        return load_json(text, what=f"--param {key}")
+    except BoundExceededError as error:
+        raise UsageError(str(error)) from None
     except json.JSONDecodeError:
         return text
 
@@ -31,9 +35,9 @@ def parse_params(items: Sequence[str] | None, per_problem: bool) -> dict:
             if ":" not in key:
                 raise UsageError(f"--param expects PROBLEM:KEY=VALUE, got {item!r}")
             problem, key = key.split(":", 1)
-            out.setdefault(problem, {})[key] = _parse_value(value)
+            out.setdefault(problem, {})[key] = _parse_value(key, value)
         else:
-            out[key] = _parse_value(value)
+            out[key] = _parse_value(key, value)
     return out
 
 
