@@ -1171,3 +1171,17 @@ def test_a_deeply_nested_param_is_one_line_naming_it(capsys):
     assert main(["minimize", "branin", "--n-calls", "6", "--param", "lam=" + "[" * 50_000]) == 2
     err = capsys.readouterr().err
     assert err == "treebo minimize: error: --param lam is nested deeper than 100 levels\n"
+
+
+@pytest.mark.fault
+def test_stored_settings_that_are_not_a_table_are_one_line(tmp_path):
+    import sqlite3
+
+    db = _study_with_a_category(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE study SET value = '[1, 2]' WHERE key = 'settings'")
+    conn.close()
+    for command, args in (("ask", ["--storage", db]), ("show", [db])):
+        done = _treebo(command, *args, cwd=tmp_path, timeout=120)
+        line = _one_line_error(done, command, str(db))
+        assert line.endswith("is damaged: its settings are [1, 2], not a table")

@@ -279,7 +279,12 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """
     study = read_study(path)
     meta = study["meta"]
-    sign = -1.0 if meta.get("settings", {}).get("direction") == "maximize" else 1.0
+    settings = meta.get("settings", {})
+    if not isinstance(settings, dict):
+        raise ValueError(
+            f"storage {str(path)!r} is damaged: its settings are {excerpt(settings)}, not a table"
+        )
+    sign = -1.0 if settings.get("direction") == "maximize" else 1.0
     try:
         space = _stored_space(meta, path)
     except BoundExceededError:
