@@ -1185,3 +1185,17 @@ def test_stored_settings_that_are_not_a_table_are_one_line(tmp_path):
         done = _treebo(command, *args, cwd=tmp_path, timeout=120)
         line = _one_line_error(done, command, str(db))
         assert line.endswith("is damaged: its settings are [1, 2], not a table")
+
+
+@pytest.mark.fault
+def test_a_stored_space_without_dimensions_is_one_line_for_show_and_report(tmp_path):
+    import sqlite3
+
+    db = _study_with_a_category(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE study SET value = '{\"points_are_dicts\": true}' WHERE key = 'space'")
+    conn.close()
+    for command, args in (("show", [db]), ("report", [db, "-o", "r.html"])):
+        done = _treebo(command, *args, cwd=tmp_path, timeout=120)
+        line = _one_line_error(done, command, str(db))
+        assert "is damaged" in line and "dimensions" in line

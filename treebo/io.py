@@ -157,7 +157,10 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     meta = study["meta"]
     if "space" not in meta:
         raise ValueError(f"storage {str(path)!r} holds no study yet")
-    space = Space.from_dict(meta["space"], object_categories="repr")
+    try:
+        space = Space.from_dict(meta["space"], object_categories="repr")
+    except ValueError as error:
+        raise ValueError(f"storage {str(path)!r} is damaged: {error}") from None
     rows = [row for row in study["trials"] if row["status"] != "pending"]
     x_iters = [space.point_from_json(row["point"]) for row in rows]
     values = np.array(

@@ -450,8 +450,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         report.
     """
     from ..shared_study import jsonable, read_shared
+    from ..space import Space
 
     meta, rows = read_shared(args.storage)
+    try:
+        names = Space.from_dict(meta.get("space", {}), object_categories="repr").names
+    except ValueError as error:
+        raise ValueError(f"storage {str(args.storage)!r} is damaged: {error}") from None
     if args.json:
         for row in rows:
             print(json.dumps(jsonable(row)))
@@ -472,7 +477,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"best: trial {best['number']}, value {best['value']:.10g} at {shown}")
     else:
         print("best: none (no complete trial)")
-    print(_table(rows, [d["name"] for d in meta["space"]["dimensions"]]))
+    print(_table(rows, names))
     return 0
 
 
