@@ -95,16 +95,16 @@ class RungJobs:
         #: trial number -> the budget its evaluation was charged.
         self.charged: dict[int, float] = {}
 
-    def charge(self, key: str | None, budget: Any) -> float:
+    def _charge(self, key: str | None, budget: Any) -> float:
         """What evaluating ``key`` at ``budget`` costs: the budget, less what it continues."""
         previous = self.reached.get(key) if key is not None else None
         if self.checkpoint_dir is None or previous is None:
             return float(budget)
         return float(budget) - previous
 
-    def start(self, trial: Trial, key: str, budget: Any) -> tuple:
+    def _start(self, trial: Trial, key: str, budget: Any) -> tuple:
         """Charge ``trial``, the evaluation of ``key`` at ``budget``; the arguments of its call."""
-        self.charged[trial.number] = self.charge(key, budget)
+        self.charged[trial.number] = self._charge(key, budget)
         previous = self.reached.get(key)
         self.reached[key] = max(float(budget), previous or 0.0)
         job: tuple = (self.configs[key], budget)
@@ -150,7 +150,7 @@ class RungJobs:
                     )
                 continue
             self.configs[key] = config
-            args = self.start(trial, key, budget)
+            args = self._start(trial, key, budget)
             self.committed += self.charged[trial.number]
             job = self.schedule.record(key, budget)
             if trial.status == "pending":
@@ -171,12 +171,12 @@ class RungJobs:
                 jobs.append(self.todo.popleft())
                 continue
             job = self.schedule.next_job()
-            if self.committed + self.charge(job.key, job.budget) > self.plan.cap * (1 + 1e-12):
+            if self.committed + self._charge(job.key, job.budget) > self.plan.cap * (1 + 1e-12):
                 if not self.running and not jobs:
                     self.message = "spent the total budget"
                 break
             if job.key is None:
-                config = self.new_configuration(self.configs)
+                config = self._new_configuration(self.configs)
                 if config is None:
                     self.message = "every configuration of the space was evaluated"
                     break
@@ -185,7 +185,7 @@ class RungJobs:
             trial = self.optimizer.add_pending(self.points.join(self.configs[job.key], job.budget))
             self.schedule.record(job.key, job.budget)
             self.seen.add((job.key, float(job.budget)))
-            args = self.start(trial, job.key, job.budget)
+            args = self._start(trial, job.key, job.budget)
             self.committed += self.charged[trial.number]
             self.rung_jobs[trial.number] = job
             jobs.append(DriverJob(trial.number, args, trial))
@@ -203,7 +203,7 @@ class RungJobs:
             # Before the evaluation's own value: killed in between, the evaluation
             # is still pending and runs again on resume, and its reports already
             # recorded are then ignored as repeats.
-            self.record_reports(job, value.reports)
+            self._record_reports(job, value.reports)
             value = value.value
         self.watch.tell_trial(trial, value, error=error, eval_time=eval_time)
         self.schedule.tell(job, trial.value if trial.status == "complete" else None)
@@ -229,7 +229,7 @@ class RungJobs:
     def interrupted(self, jobs: list[DriverJob]) -> None:
         self.optimizer.mark_interrupted([job.trial for job in jobs if job.trial is not None])
 
-    def record_reports(self, job: Job, reports: list) -> None:
+    def _record_reports(self, job: Job, reports: list) -> None:
         """Tell the values an evaluation reported, each as a trial told without being asked."""
         assert job.key is not None
         for budget, value, error in reports:
@@ -238,7 +238,7 @@ class RungJobs:
             self.seen.add((job.key, float(budget)))
             self.optimizer.tell(self.points.join(self.configs[job.key], budget), value, error=error)
 
-    def new_configuration(self, configs: dict[str, Any]) -> Any:
+    def _new_configuration(self, configs: dict[str, Any]) -> Any:
         """A configuration not evaluated yet, from the model or at random; None if none is left."""
         rng = np.random.default_rng([self.plan.seed, len(self.optimizer.trials)])
         X, y, pending = self.optimizer.history.observations()

@@ -117,16 +117,48 @@ class BudgetedPoints:
         self.dicts = space.to_dict()["points_are_dicts"]
 
     def split(self, x: Any) -> tuple[Any, Any]:
-        """The configuration and the budget of augmented point ``x``."""
+        """The configuration and the budget of augmented point ``x``.
+
+        Parameters
+        ----------
+        x : list or dict
+            A point of the augmented space.
+
+        Returns
+        -------
+        config : list or dict
+        budget : int or float
+        """
         if self.dicts:
             config = {k: v for k, v in x.items() if k != self.budget_name}
             return config, x[self.budget_name]
         return list(x[:-1]), x[-1]
 
     def join(self, config: Any, budget: Any) -> Any:
-        """The augmented point of ``config`` at ``budget``."""
+        """The augmented point of ``config`` at ``budget``.
+
+        Parameters
+        ----------
+        config : list or dict
+            A point of the configuration space.
+        budget : int or float
+
+        Returns
+        -------
+        list or dict
+        """
         return {**config, self.budget_name: budget} if self.dicts else [*config, budget]
 
     def key(self, config: Any) -> str:
-        """A text that identifies ``config`` (its JSON form)."""
+        """A text that identifies ``config`` (its JSON form).
+
+        Parameters
+        ----------
+        config : list or dict
+            A point of the configuration space.
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.space.point_to_json(config))

@@ -63,11 +63,12 @@ class Job:
     number: int
     argument: Any
     trial: Trial | None = None
-    submitted_at: float = field(default=0.0, repr=False)
+    # The driver's bookkeeping, not parameters.
+    submitted_at: float = field(default=0.0, init=False, repr=False)
     # Evaluations the executor lost: what max_retries bounds.
-    attempts: int = field(default=0, repr=False)
+    attempts: int = field(default=0, init=False, repr=False)
     # Every submission, retries and resubmissions after a kill included.
-    submissions: int = field(default=0, repr=False)
+    submissions: int = field(default=0, init=False, repr=False)
 
     @property
     def label(self) -> str:
