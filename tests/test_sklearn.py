@@ -238,6 +238,13 @@ def test_a_search_resumed_from_its_storage_completes_n_iter_and_reports_them_all
     from treebo.storage import read_study
 
     assert [r["status"] for r in read_study(db)["trials"]] == ["complete"] * 5 + ["pending"]
+    # Ctrl-C again, in the resumed pending setting's cross-validation: a clean stop,
+    # not a crash, so its offer is taken back and not counted against it.
+    with pytest.raises(KeyboardInterrupt):
+        search(_InterruptingScorer(after=2)).fit(X_train, y_train)
+    study = read_study(db)
+    assert [r["status"] for r in study["trials"]] == ["complete"] * 5 + ["pending"]
+    assert study["meta"].get("resume_offers", {}).get("5", 0) == 0
 
     resumed = search(_InterruptingScorer(after=-1)).fit(X_train, y_train)
     straight = search(_InterruptingScorer(after=-1), storage=False).fit(X_train, y_train)

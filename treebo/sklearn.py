@@ -21,7 +21,10 @@ from sklearn.base import clone
 from sklearn.model_selection._search import BaseSearchCV, _yield_masked_array_for_each_param
 
 from ._checks import check_int
+from .history import Trial
 from .optimizer import Optimizer
+from .parallel import Job, Workers, run_evaluations
+from .parallel.executors import InlineExecutor
 from .space import Categorical, Dimension, Space, SpaceExhausted
 from .targets import check_strategy
 
@@ -213,7 +216,6 @@ scorer_, n_splits_, refit_time_, multimetric_
     def _run_search(self, evaluate_candidates: Any, *, callback_ctx: Any = None) -> None:
         optimizer = self._make_optimizer()
         self.optimizer_ = optimizer
-        key = self._score_key()
         n_evaluated, last_failure = 0, None
         try:
             rows = _saved_rows(optimizer)
@@ -237,37 +239,11 @@ scorer_, n_splits_, refit_time_, multimetric_
                 evaluate_candidates([_estimator_params(best.x)])
                 n_evaluated += 1
             self._stored_rows = [(_estimator_params(t.x), row) for t, row in stored]
-            while remaining > 0:
-                try:
-                    trials = optimizer.ask_trials(min(self.n_points, remaining), self.strategy)
-                except SpaceExhausted:
-                    break
-                remaining -= len(trials)
-                params = [_estimator_params(t.x) for t in trials]
-                try:
-                    results = evaluate_candidates(params)
-                except ValueError as error:
-                    # scikit-learn refuses a round in which every fit failed;
-                    # for a sequential search that is one bad setting, not a
-                    # broken search. Those settings become failed trials.
-                    if "fits failed" not in str(error):
-                        raise
-                    last_failure = str(error).strip()
-                    for trial in trials:
-                        optimizer.tell_trial(trial, None, error=last_failure.splitlines()[0])
-                    continue
-                n_evaluated += len(trials)
-                scores = np.asarray(results[key][-len(trials) :], dtype=float)
-                for i, (trial, score) in enumerate(zip(trials, scores)):
-                    rows[str(trial.number)] = _result_row(results, len(trials) - i)
-                    # A NaN score becomes a failed trial.
-                    optimizer.tell_trial(
-                        trial,
-                        score if np.isfinite(score) else None,
-                        error=None if np.isfinite(score) else "score is not finite",
-                    )
-                # Kept with the study, so that a resumed search reports these settings too.
-                optimizer.storage.record_ask([], {_ROWS_KEY: rows})
+            rounds = _SearchRounds(self, optimizer, evaluate_candidates, remaining, rows)
+            inline = Workers(InlineExecutor(), 1, owned=True, timeout=None, max_retries=0)
+            run_evaluations(rounds, rounds.evaluate, inline)
+            n_evaluated += rounds.n_evaluated
+            last_failure = rounds.last_failure
         finally:
             optimizer.close()
         if n_evaluated == 0 and last_failure is not None:
@@ -396,3 +372,86 @@ def _estimator_params(point: Mapping[str, Any]) -> dict[str, Any]:
         return dict(point)
     prefix = f"{point[_SPACE_INDEX]}:"
     return {name[len(prefix) :]: value for name, value in point.items() if name.startswith(prefix)}
+
+
+class _Raised:
+    """An exception of ``evaluate_candidates``, carried to the driver's source as a value."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+
+class _SearchRounds:
+    """:class:`TreeBOSearchCV`'s rounds as jobs of the driver: one job cross-validates a batch.
+
+    Each job is ``n_points`` settings asked together (a constant-liar batch),
+    evaluated in this process by scikit-learn's ``evaluate_candidates``
+    (parallel over settings and folds with ``n_jobs``); Ctrl-C leaves the
+    round's trials pending, as ``minimize`` does.
+    """
+
+    def __init__(
+        self,
+        search: TreeBOSearchCV,
+        optimizer: Optimizer,
+        evaluate_candidates: Any,
+        remaining: int,
+        rows: dict,
+    ):
+        self.search, self.optimizer = search, optimizer
+        self.evaluate_candidates, self.remaining, self.rows = evaluate_candidates, remaining, rows
+        self.key = search._score_key()
+        self.rounds: dict[int, list[Trial]] = {}
+        self.n_evaluated = 0
+        self.last_failure: str | None = None
+
+    def next_jobs(self, n_jobs: int) -> list[Job]:
+        if self.remaining <= 0 or n_jobs < 1:
+            return []
+        try:
+            n_points = min(int(self.search.n_points), self.remaining)
+            trials = self.optimizer.ask_trials(n_points, self.search.strategy)
+        except SpaceExhausted:
+            self.remaining = 0
+            return []
+        self.remaining -= len(trials)
+        self.rounds[trials[0].number] = trials
+        return [Job(trials[0].number, [_estimator_params(t.x) for t in trials])]
+
+    def evaluate(self, params: list[dict]) -> Any:
+        try:
+            return self.evaluate_candidates(params)
+        except Exception as error:  # noqa: BLE001 - finish() decides, with the trials at hand
+            return _Raised(error)
+
+    def finish(self, job: Job, value: Any, error: str | None, eval_time: float | None) -> None:
+        trials = self.rounds.pop(job.number)
+        if isinstance(value, _Raised):
+            # scikit-learn refuses a round in which every fit failed; for a
+            # sequential search that is one bad setting, not a broken search.
+            # Those settings become failed trials; any other error is raised.
+            if not (isinstance(value.error, ValueError) and "fits failed" in str(value.error)):
+                raise value.error
+            error = str(value.error).strip()
+            self.last_failure = error
+        if error is not None:  # also what evaluate_task reports (SystemExit)
+            for trial in trials:
+                self.optimizer.tell_trial(trial, None, error=error.splitlines()[0])
+            return
+        self.n_evaluated += len(trials)
+        scores = np.asarray(value[self.key][-len(trials) :], dtype=float)
+        for i, (trial, score) in enumerate(zip(trials, scores)):
+            self.rows[str(trial.number)] = _result_row(value, len(trials) - i)
+            # A NaN score becomes a failed trial.
+            self.optimizer.tell_trial(
+                trial,
+                score if np.isfinite(score) else None,
+                error=None if np.isfinite(score) else "score is not finite",
+            )
+        # Kept with the study, so that a resumed search reports these settings too.
+        self.optimizer.storage.record_ask([], {_ROWS_KEY: self.rows})
+
+    def interrupted(self, jobs: list[Job]) -> None:
+        self.optimizer.mark_interrupted(
+            [trial for job in jobs for trial in self.rounds.get(job.number, [])]
+        )
