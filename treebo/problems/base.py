@@ -67,9 +67,11 @@ class Problem:
         return self.evaluate(np.asarray(x, dtype=float))
 
     def evaluate(self, x: np.ndarray) -> float:
-        """The objective value at a feasible point; what subclasses implement.
+        """The objective value at a feasible point.
 
         ``__call__`` checks the point against ``space`` before calling it.
+        Each problem computes its own function, which its class description
+        gives; :class:`Problem` itself has none.
 
         Parameters
         ----------
@@ -85,7 +87,7 @@ class Problem:
         Raises
         ------
         NotImplementedError
-            In this base class.
+            In :class:`Problem` itself.
         """
         raise NotImplementedError
 

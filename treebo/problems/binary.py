@@ -373,17 +373,6 @@ class Ising(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``KL(p_J || p_{x⊙J}) + lam * sum(x)`` (see the class docstring).
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         log_z = _ising_log_partition(x * self.interactions)
         kl = np.sum((1.0 - x) * self._deletion_cost) + log_z - self.log_partition
         return float(kl + self.lam * np.sum(x))
@@ -475,17 +464,6 @@ class Contamination(Problem):
         self.params = {"instance": self.instance, "lam": self.lam}
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``Σ x_i + ρ Σ_i [(1 - ε) - P̂(Z_i < U)] + lam Σ x_i`` (see the class docstring).
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         fraction = self.initial_fraction
         safe = np.empty(_N_STAGES)
         for i in range(_N_STAGES):  # 25 stages, vectorized over the 100 scenarios

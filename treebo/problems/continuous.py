@@ -19,6 +19,8 @@ __all__ = ["Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosen
 class Ackley(Problem):
     """Ackley function, ``a = 20, b = 0.2, c = 2 pi``, on ``[-32.768, 32.768]^d``.
 
+    ``-20 exp(-0.2 sqrt(sum(x^2) / d)) - exp(sum(cos(2 pi x)) / d) + 20 + e``.
+
     Parameters
     ----------
     dim : int, default 4
@@ -35,17 +37,6 @@ class Ackley(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``-20 exp(-0.2 sqrt(sum(x^2) / d)) - exp(sum(cos(2 pi x)) / d) + 20 + e``.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         d = len(x)
         return float(
             -20.0 * math.exp(-0.2 * math.sqrt(np.sum(x**2) / d))
@@ -56,7 +47,10 @@ class Ackley(Problem):
 
 
 class Bohachevsky(Problem):
-    """Bohachevsky function 1 on ``[-100, 100]^2``."""
+    """Bohachevsky function 1 on ``[-100, 100]^2``.
+
+    ``x1^2 + 2 x2^2 - 0.3 cos(3 pi x1) - 0.4 cos(4 pi x2) + 0.7``.
+    """
 
     def __init__(self) -> None:
         super().__init__(
@@ -67,17 +61,6 @@ class Bohachevsky(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``x1^2 + 2 x2^2 - 0.3 cos(3 pi x1) - 0.4 cos(4 pi x2) + 0.7``.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         x1, x2 = x
         return float(
             x1**2
@@ -89,7 +72,11 @@ class Bohachevsky(Problem):
 
 
 class Branin(Problem):
-    """Branin-Hoo function on ``[-5, 10] x [0, 15]``; three global minimizers."""
+    """Branin-Hoo function on ``[-5, 10] x [0, 15]``; three global minimizers.
+
+    ``(x2 - b x1^2 + c x1 - r)^2 + s (1 - t) cos(x1) + s`` with
+    ``b = 5.1 / (4 pi^2)``, ``c = 5 / pi``, ``r = 6``, ``s = 10``, ``t = 1 / (8 pi)``.
+    """
 
     def __init__(self) -> None:
         b, c = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi
@@ -102,19 +89,6 @@ class Branin(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``(x2 - b x1^2 + c x1 - r)^2 + s (1 - t) cos(x1) + s``.
-
-        With ``b = 5.1 / (4 pi^2)``, ``c = 5 / pi``, ``r = 6``, ``s = 10``, ``t = 1 / (8 pi)``.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         x1, x2 = x
         b, c, r, s, t = 5.1 / (4.0 * math.pi**2), 5.0 / math.pi, 6.0, 10.0, 1.0 / (8.0 * math.pi)
         return float((x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1.0 - t) * math.cos(x1) + s)
@@ -140,7 +114,10 @@ HARTMANN6_P = 1e-4 * np.array(
 
 
 class Hartmann6(Problem):
-    """Hartmann 6-D function on ``[0, 1]^6``."""
+    """Hartmann 6-D function on ``[0, 1]^6``.
+
+    ``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)`` with the standard constants.
+    """
 
     def __init__(self) -> None:
         super().__init__(
@@ -151,23 +128,15 @@ class Hartmann6(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)`` with the standard constants.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         inner = np.sum(HARTMANN6_A * (x[None, :] - HARTMANN6_P) ** 2, axis=1)
         return float(-np.sum(HARTMANN6_ALPHA * np.exp(-inner)))
 
 
 class Michalewicz(Problem):
     """Michalewicz function with ``m = 10`` on ``[0, pi]^d``.
+
+    ``-sum_i sin(x_i) sin(i x_i^2 / pi)^20`` (``i`` from 1). The optimum is
+    known for ``d = 2`` only.
 
     Parameters
     ----------
@@ -186,23 +155,14 @@ class Michalewicz(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``-sum_i sin(x_i) sin(i x_i^2 / pi)^20`` (``i`` from 1).
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         i = np.arange(1, len(x) + 1)
         return float(-np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20))
 
 
 class Rosenbrock(Problem):
     """Rosenbrock function on ``[-2.048, 2.048]^d``.
+
+    ``sum_i 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2``.
 
     Parameters
     ----------
@@ -220,15 +180,4 @@ class Rosenbrock(Problem):
         )
 
     def evaluate(self, x: np.ndarray) -> float:
-        """``sum_i 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2``.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2))

@@ -43,17 +43,6 @@ class _Vectorized(Problem):
         raise NotImplementedError
 
     def evaluate(self, x: np.ndarray) -> float:
-        """The value at one feasible point: ``float(values(x))``.
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_dims,)
-            A feasible point.
-
-        Returns
-        -------
-        float
-        """
         return float(self.values(x))
 
 
@@ -92,6 +81,8 @@ class Hartmann3(_Vectorized):
     to ``-3.86278``) at about ``(0.114614, 0.555649, 0.852547)``. The
     minimizer stored in ``optimizers`` is the Newton-refined one, where the
     function equals ``f*`` to double precision.
+
+    ``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``, ``i = 1..4``, ``j = 1..3``.
     """
 
     def __init__(self) -> None:
@@ -103,17 +94,6 @@ class Hartmann3(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``, ``i = 1..4``, ``j = 1..3``.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         x = np.asarray(x, dtype=float)
         inner = np.sum(_HARTMANN3_A * (x[..., None, :] - _HARTMANN3_P) ** 2, axis=-1)
         return -np.sum(_HARTMANN3_ALPHA * np.exp(-inner), axis=-1)
@@ -151,6 +131,8 @@ class Shekel(_Vectorized):
     Optimum ``f* = -10.5364098166920`` (Hedar) at about
     ``(4.00075, 4.00059, 3.99966, 3.99951)``; the stored minimizer is the
     Newton-refined one.
+
+    ``-sum_i 1 / (|x - a_i|^2 + c_i)``, ``i = 1..10``.
     """
 
     def __init__(self) -> None:
@@ -164,17 +146,6 @@ class Shekel(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``-sum_i 1 / (|x - a_i|^2 + c_i)``, ``i = 1..10``.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         x = np.asarray(x, dtype=float)
         squared = np.sum((x[..., None, :] - _SHEKEL_A) ** 2, axis=-1)
         return -np.sum(1.0 / (squared + _SHEKEL_C), axis=-1)
@@ -183,7 +154,9 @@ class Shekel(_Vectorized):
 class Levy(_Vectorized):
     """Levy function on ``[-10, 10]^d``.
 
-    In the form of Surjanovic & Bingham's Virtual Library of Simulation
+    ``sin^2(pi w_1) + sum_{i<d} (w_i - 1)^2 (1 + 10 sin^2(pi w_i + 1))
+    + (w_d - 1)^2 (1 + sin^2(2 pi w_d))`` with ``w_i = 1 + (x_i - 1) / 4``,
+    in the form of Surjanovic & Bingham's Virtual Library of Simulation
     Experiments (sfu.ca/~ssurjano/levy.html). Optimum ``f* = 0`` at
     ``(1, ..., 1)`` (in floating point, ``sin(pi)^2 ~ 1.5e-32`` there).
 
@@ -203,18 +176,6 @@ class Levy(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``sin^2(pi w_1) + sum_{i<d} (w_i - 1)^2 (1 + 10 sin^2(pi w_i + 1))
-        + (w_d - 1)^2 (1 + sin^2(2 pi w_d))`` with ``w_i = 1 + (x_i - 1) / 4``.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         w = 1.0 + (np.asarray(x, dtype=float) - 1.0) / 4.0
         head, last = w[..., :-1], w[..., -1]
         return (
@@ -227,8 +188,10 @@ class Levy(_Vectorized):
 class Rastrigin(_Vectorized):
     """Rastrigin function on ``[-5.12, 5.12]^d``.
 
-    In the form of Surjanovic & Bingham (sfu.ca/~ssurjano/rastr.html), after
-    Rastrigin (1974). Optimum ``f* = 0`` at the origin.
+    ``10 d + sum_i (x_i^2 - 10 cos(2 pi x_i))``, in the form of Surjanovic &
+    Bingham (sfu.ca/~ssurjano/rastr.html), after Rastrigin (1974); computed
+    as ``sum_i (x_i^2 + 10 (1 - cos(2 pi x_i)))``, the same function, which
+    stays non-negative under rounding. Optimum ``f* = 0`` at the origin.
 
     Parameters
     ----------
@@ -246,20 +209,6 @@ class Rastrigin(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``10 d + sum_i (x_i^2 - 10 cos(2 pi x_i))``.
-
-        Computed as ``sum_i (x_i^2 + 10 (1 - cos(2 pi x_i)))``, the same
-        function, which stays non-negative under rounding.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         x = np.asarray(x, dtype=float)
         return np.sum(x**2 + 10.0 * (1.0 - np.cos(2.0 * math.pi * x)), axis=-1)
 
@@ -298,17 +247,6 @@ class Schwefel(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``418.9829 d - sum_i x_i sin(sqrt(|x_i|))``.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         x = np.asarray(x, dtype=float)
         return 418.9829 * x.shape[-1] - np.sum(x * np.sin(np.sqrt(np.abs(x))), axis=-1)
 
@@ -325,7 +263,8 @@ class StyblinskiTang(_Vectorized):
     optimization: stochastic approximation with function smoothing and
     simulated annealing", *Neural Networks* 3 (1990), in the form of
     Surjanovic & Bingham (sfu.ca/~ssurjano/stybtang.html). Separable: every
-    coordinate is the same double well. Optimum
+    coordinate is the same double well,
+    ``sum_i (x_i^4 - 16 x_i^2 + 5 x_i) / 2``. Optimum
     ``f* = -39.16616570377142 d`` at ``x_i = -2.903534027771177``, the
     smaller real root of ``4 t^3 - 32 t + 5`` (Surjanovic & Bingham give
     ``-39.16599 d`` at ``-2.903534``; the digits here are from 40-digit
@@ -347,16 +286,5 @@ class StyblinskiTang(_Vectorized):
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """``sum_i (x_i^4 - 16 x_i^2 + 5 x_i) / 2``.
-
-        Parameters
-        ----------
-        x : array_like of shape (..., n_dims)
-            Points along the last axis; not checked against ``space``.
-
-        Returns
-        -------
-        ndarray of shape (...)
-        """
         x = np.asarray(x, dtype=float)
         return 0.5 * np.sum(x**4 - 16.0 * x**2 + 5.0 * x, axis=-1)
