@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from treebo.problems import get_problem
+from treebo.problems.base import ScalableProblem
+from treebo.problems.continuous import Michalewicz
 
 # (name, point, value) from problems.md §2 ([computed] test vectors).
 TEST_VECTORS = [
@@ -82,3 +84,16 @@ def test_regret_and_infeasible_points():
     assert branin.regret(1.0) == pytest.approx(1.0 - 5 / (4 * math.pi))
     with pytest.raises(ValueError, match="dimension"):
         branin([11.0, 0.0])
+
+
+def test_scalable_problem_names_its_dimension_and_repeats_the_minimizer():
+    problem = ScalableProblem("bowl", 3, (-1.0, 2.0), minimizer=0.5, optimal_value_per_dim=-2.0)
+    assert problem.name == "bowl_3" and problem.dim == 3
+    assert [(d.low, d.high) for d in problem.space.dimensions] == [(-1.0, 2.0)] * 3
+    assert problem.optimizers == [[0.5, 0.5, 0.5]]
+    assert problem.optimal_value == -6.0
+    unknown = ScalableProblem("bowl", 2, (0.0, 1.0))
+    assert unknown.optimal_value is None and unknown.optimizers == []
+    # Michalewicz's minimizer differs between coordinates: known for d = 2 only.
+    assert Michalewicz(3).name == "michalewicz_3"
+    assert Michalewicz(3).optimal_value is None and Michalewicz(3).optimizers == []

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..space import Space
+from ..space import Real, Space
 
-__all__ = ["Problem"]
+__all__ = ["Problem", "ScalableProblem"]
 
 
 class Problem:
@@ -114,3 +114,49 @@ class Problem:
 
     def __repr__(self) -> str:
         return f"<Problem {self.name}: {self.space.n_dims} dimensions>"
+
+
+class ScalableProblem(Problem):
+    """A function defined in any number of dimensions, on a cube.
+
+    Every dimension is ``Real(low, high)``, the name is ``f"{stem}_{dim}"``,
+    and the stored global minimizer has the same value in every coordinate.
+
+    Parameters
+    ----------
+    stem : str
+        The name without its dimension, e.g. ``"ackley"``.
+    dim : int
+        Number of dimensions.
+    bounds : tuple of float
+        ``(low, high)`` of every dimension.
+    minimizer : float or None, default None
+        Every coordinate of the global minimizer; None when it is unknown
+        (``optimal_value`` is then None and ``optimizers`` empty).
+    optimal_value_per_dim : float, default 0.0
+        The global minimum divided by ``dim``: 0 for a minimum of 0, and for
+        a separable function the minimum of one coordinate's term.
+
+    Attributes
+    ----------
+    dim : int
+        Number of dimensions.
+    """
+
+    def __init__(
+        self,
+        stem: str,
+        dim: int,
+        bounds: tuple[float, float],
+        minimizer: float | None = None,
+        optimal_value_per_dim: float = 0.0,
+    ):
+        self.dim = int(dim)
+        low, high = bounds
+        known = minimizer is not None
+        super().__init__(
+            f"{stem}_{self.dim}",
+            [Real(low, high) for _ in range(self.dim)],
+            optimal_value=self.dim * optimal_value_per_dim if known else None,
+            optimizers=[[minimizer] * self.dim] if known else [],
+        )

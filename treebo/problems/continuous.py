@@ -11,12 +11,12 @@ import math
 import numpy as np
 
 from ..space import Real
-from .base import Problem
+from .base import Problem, ScalableProblem
 
 __all__ = ["Ackley", "Bohachevsky", "Branin", "Hartmann6", "Michalewicz", "Rosenbrock"]
 
 
-class Ackley(Problem):
+class Ackley(ScalableProblem):
     """Ackley function, ``a = 20, b = 0.2, c = 2 pi``, on ``[-32.768, 32.768]^d``.
 
     ``-20 exp(-0.2 sqrt(sum(x^2) / d)) - exp(sum(cos(2 pi x)) / d) + 20 + e``.
@@ -28,13 +28,7 @@ class Ackley(Problem):
     """
 
     def __init__(self, dim: int = 4):
-        self.dim = int(dim)
-        super().__init__(
-            f"ackley_{self.dim}",
-            [Real(-32.768, 32.768) for _ in range(self.dim)],
-            optimal_value=0.0,
-            optimizers=[[0.0] * self.dim],
-        )
+        super().__init__("ackley", dim, (-32.768, 32.768), minimizer=0.0)
 
     def evaluate(self, x: np.ndarray) -> float:
         d = len(x)
@@ -132,7 +126,7 @@ class Hartmann6(Problem):
         return float(-np.sum(HARTMANN6_ALPHA * np.exp(-inner)))
 
 
-class Michalewicz(Problem):
+class Michalewicz(ScalableProblem):
     """Michalewicz function with ``m = 10`` on ``[0, pi]^d``.
 
     ``-sum_i sin(x_i) sin(i x_i^2 / pi)^20`` (``i`` from 1). The optimum is
@@ -145,21 +139,18 @@ class Michalewicz(Problem):
     """
 
     def __init__(self, dim: int = 2):
-        self.dim = int(dim)
-        optimum = {2: (-1.8013034100985534, [[2.20290552, math.pi / 2]])}.get(self.dim)
-        super().__init__(
-            f"michalewicz_{self.dim}",
-            [Real(0.0, math.pi) for _ in range(self.dim)],
-            optimal_value=optimum[0] if optimum else None,
-            optimizers=optimum[1] if optimum else [],
-        )
+        # The minimizer's coordinates differ, so the optimum is set here.
+        super().__init__("michalewicz", dim, (0.0, math.pi))
+        if self.dim == 2:
+            self.optimal_value = -1.8013034100985534
+            self.optimizers = [[2.20290552, math.pi / 2]]
 
     def evaluate(self, x: np.ndarray) -> float:
         i = np.arange(1, len(x) + 1)
         return float(-np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20))
 
 
-class Rosenbrock(Problem):
+class Rosenbrock(ScalableProblem):
     """Rosenbrock function on ``[-2.048, 2.048]^d``.
 
     ``sum_i 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2``.
@@ -171,13 +162,7 @@ class Rosenbrock(Problem):
     """
 
     def __init__(self, dim: int = 4):
-        self.dim = int(dim)
-        super().__init__(
-            f"rosenbrock_{self.dim}",
-            [Real(-2.048, 2.048) for _ in range(self.dim)],
-            optimal_value=0.0,
-            optimizers=[[1.0] * self.dim],
-        )
+        super().__init__("rosenbrock", dim, (-2.048, 2.048), minimizer=1.0)
 
     def evaluate(self, x: np.ndarray) -> float:
         return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2))

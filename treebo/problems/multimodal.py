@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..space import Real
-from .base import Problem
+from .base import Problem, ScalableProblem
 
 __all__ = ["Hartmann3", "Shekel", "Levy", "Rastrigin", "Schwefel", "StyblinskiTang"]
 
@@ -151,7 +151,7 @@ class Shekel(_Vectorized):
         return -np.sum(1.0 / (squared + _SHEKEL_C), axis=-1)
 
 
-class Levy(_Vectorized):
+class Levy(_Vectorized, ScalableProblem):
     """Levy function on ``[-10, 10]^d``.
 
     ``sin^2(pi w_1) + sum_{i<d} (w_i - 1)^2 (1 + 10 sin^2(pi w_i + 1))
@@ -167,13 +167,7 @@ class Levy(_Vectorized):
     """
 
     def __init__(self, dim: int = 6):
-        self.dim = int(dim)
-        super().__init__(
-            f"levy_{self.dim}",
-            [Real(-10.0, 10.0) for _ in range(self.dim)],
-            optimal_value=0.0,
-            optimizers=[[1.0] * self.dim],
-        )
+        super().__init__("levy", dim, (-10.0, 10.0), minimizer=1.0)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         w = 1.0 + (np.asarray(x, dtype=float) - 1.0) / 4.0
@@ -185,7 +179,7 @@ class Levy(_Vectorized):
         )
 
 
-class Rastrigin(_Vectorized):
+class Rastrigin(_Vectorized, ScalableProblem):
     """Rastrigin function on ``[-5.12, 5.12]^d``.
 
     ``10 d + sum_i (x_i^2 - 10 cos(2 pi x_i))``, in the form of Surjanovic &
@@ -200,13 +194,7 @@ class Rastrigin(_Vectorized):
     """
 
     def __init__(self, dim: int = 4):
-        self.dim = int(dim)
-        super().__init__(
-            f"rastrigin_{self.dim}",
-            [Real(-5.12, 5.12) for _ in range(self.dim)],
-            optimal_value=0.0,
-            optimizers=[[0.0] * self.dim],
-        )
+        super().__init__("rastrigin", dim, (-5.12, 5.12), minimizer=0.0)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -219,7 +207,7 @@ _SCHWEFEL_X = 420.96874635998203
 _SCHWEFEL_GAP = 1.2727566293725214e-05
 
 
-class Schwefel(_Vectorized):
+class Schwefel(_Vectorized, ScalableProblem):
     """Schwefel function (``418.9829 d - sum x_i sin(sqrt|x_i|)``) on ``[-500, 500]^d``.
 
     In the form of Surjanovic & Bingham (sfu.ca/~ssurjano/schwef.html), after
@@ -238,13 +226,7 @@ class Schwefel(_Vectorized):
     """
 
     def __init__(self, dim: int = 4):
-        self.dim = int(dim)
-        super().__init__(
-            f"schwefel_{self.dim}",
-            [Real(-500.0, 500.0) for _ in range(self.dim)],
-            optimal_value=self.dim * _SCHWEFEL_GAP,
-            optimizers=[[_SCHWEFEL_X] * self.dim],
-        )
+        super().__init__("schwefel", dim, (-500.0, 500.0), _SCHWEFEL_X, _SCHWEFEL_GAP)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -256,7 +238,7 @@ _STYBLINSKI_TANG_X = -2.903534027771177
 _STYBLINSKI_TANG_F = -39.166165703771415
 
 
-class StyblinskiTang(_Vectorized):
+class StyblinskiTang(_Vectorized, ScalableProblem):
     """Styblinski-Tang function on ``[-5, 5]^d``.
 
     From M. A. Styblinski & T.-S. Tang, "Experiments in nonconvex
@@ -277,12 +259,8 @@ class StyblinskiTang(_Vectorized):
     """
 
     def __init__(self, dim: int = 5):
-        self.dim = int(dim)
         super().__init__(
-            f"styblinski_tang_{self.dim}",
-            [Real(-5.0, 5.0) for _ in range(self.dim)],
-            optimal_value=self.dim * _STYBLINSKI_TANG_F,
-            optimizers=[[_STYBLINSKI_TANG_X] * self.dim],
+            "styblinski_tang", dim, (-5.0, 5.0), _STYBLINSKI_TANG_X, _STYBLINSKI_TANG_F
         )
 
     def values(self, x: np.ndarray) -> np.ndarray:
