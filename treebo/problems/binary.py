@@ -111,6 +111,42 @@ def _bits(text: str) -> list[int]:
     return [int(c) for c in text]
 
 
+class _CaseSeeded(Problem):
+    """A binary problem built from a case seed, with an l1 penalty ``lam`` on the bits set.
+
+    A subclass sets ``instance``, ``lam`` and what ``evaluate`` reads, then
+    calls this ``__init__``.
+
+    Parameters
+    ----------
+    name : str
+        Registry name.
+    n_bits : int
+        Number of binary variables.
+    known_optima : dict of float to (float or None, str or None)
+        ``lam`` -> the known minimum and a minimizer as a bit string, either
+        None when unknown; the minimum of a known minimizer is its value.
+    """
+
+    instance: int
+    lam: float
+
+    def __init__(
+        self, name: str, n_bits: int, known_optima: dict[float, tuple[float | None, str | None]]
+    ):
+        optimal_value, bits = known_optima.get(self.lam, (None, None))
+        optimizers = [] if bits is None else [_bits(bits)]
+        if optimal_value is None and optimizers:
+            optimal_value = self.evaluate(np.array(optimizers[0], dtype=float))
+        super().__init__(
+            name,
+            [Binary() for _ in range(n_bits)],
+            optimal_value=optimal_value,
+            optimizers=optimizers,
+        )
+        self.params = {"instance": self.instance, "lam": self.lam}
+
+
 # -- Ising sparsification ---------------------------------------------------------------------
 
 # Edges of the 4x4 grid as (i, j), i < j, in lexicographic order: BOCS's variable order.
@@ -315,7 +351,7 @@ def ising_interactions(instance: int) -> np.ndarray:
     return couplings
 
 
-class Ising(Problem):
+class Ising(_CaseSeeded):
     """Ising sparsification on a 4x4 grid (24 binary variables, one per edge).
 
     ``x_e = 1`` keeps edge ``e`` of the zero-field Ising model
@@ -354,23 +390,11 @@ class Ising(Problem):
         self.log_partition = _ising_log_partition(self.interactions)
         # 2 J_e E_p[s_i s_j]: the KL's linear part, paid for every deleted edge.
         self._deletion_cost = 2.0 * self.interactions * (weights @ products)
-        optimal_value, optimizers = None, []
-        if self.lam == 0.0:
-            optimal_value, optimizers = 0.0, [[1] * 24]
-        elif self.instance in _ISING_OPTIMA:
+        known: dict[float, tuple[float | None, str | None]] = {0.0: (0.0, "1" * 24)}
+        if self.instance in _ISING_OPTIMA:
             value_small, bits = _ISING_OPTIMA[self.instance]
-            if self.lam == 1e-2:
-                optimizers = [_bits(bits)]
-                optimal_value = self.evaluate(np.array(optimizers[0], dtype=float))
-            elif self.lam == 1e-4:
-                optimal_value = value_small
-        super().__init__(
-            "ising",
-            [Binary() for _ in range(24)],
-            optimal_value=optimal_value,
-            optimizers=optimizers,
-        )
-        self.params = {"instance": self.instance, "lam": self.lam}
+            known.update({1e-4: (value_small, None), 1e-2: (None, bits)})
+        super().__init__("ising", 24, known)
 
     def evaluate(self, x: np.ndarray) -> float:
         log_z = _ising_log_partition(x * self.interactions)
@@ -406,7 +430,7 @@ _CONTAMINATION_OPTIMA = {
 }
 
 
-class Contamination(Problem):
+class Contamination(_CaseSeeded):
     """Contamination control in a 25-stage food supply chain (25 binary variables).
 
     ``x_i = 1`` applies prevention at stage ``i`` (cost 1). With 100 fixed
@@ -445,23 +469,11 @@ class Contamination(Problem):
         self.initial_fraction = np.random.RandomState(self.instance).beta(1.0, 30.0, _N_SCENARIOS)
         self.contamination_rate = np.random.RandomState(self.instance).beta(1.0, 17.0 / 3.0, shape)
         self.restoration_rate = np.random.RandomState(self.instance).beta(1.0, 3.0 / 7.0, shape)
-        optimal_value, optimizers = None, []
+        known: dict[float, tuple[float | None, str | None]] = {}
         if self.instance in _CONTAMINATION_OPTIMA:
             value_zero, value_small, bits = _CONTAMINATION_OPTIMA[self.instance]
-            if self.lam == 1e-2:
-                optimizers = [_bits(bits)]
-                optimal_value = self.evaluate(np.array(optimizers[0], dtype=float))
-            elif self.lam == 1e-4:
-                optimal_value = value_small
-            elif self.lam == 0.0:
-                optimal_value = value_zero
-        super().__init__(
-            "contamination",
-            [Binary() for _ in range(_N_STAGES)],
-            optimal_value=optimal_value,
-            optimizers=optimizers,
-        )
-        self.params = {"instance": self.instance, "lam": self.lam}
+            known = {0.0: (value_zero, None), 1e-4: (value_small, None), 1e-2: (None, bits)}
+        super().__init__("contamination", _N_STAGES, known)
 
     def evaluate(self, x: np.ndarray) -> float:
         fraction = self.initial_fraction
