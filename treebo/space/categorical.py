@@ -23,7 +23,15 @@ def _is_json_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class Categorical(Dimension):
+class _Label(Dimension):
+    """What :class:`Categorical` and :class:`Binary` share: values without a scale."""
+
+    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Every other value is one step away, so a step is a redraw whatever its size.
+        return self.redraw(columns, rng)
+
+
+class Categorical(_Label):
     """A categorical dimension over a finite list of values.
 
     Values may be of any hashable type (strings, numbers, ``None``, tuples,
@@ -117,19 +125,7 @@ class Categorical(Dimension):
         return onehot
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows switched to another category, drawn uniformly (unchanged with one).
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n, n_columns)
-            Encoded rows of this dimension.
-        rng : numpy.random.Generator
-            Draws the other category.
-
-        Returns
-        -------
-        ndarray of shape (n, n_columns)
-        """
+        # Another category drawn uniformly; unchanged when there is only one.
         out = np.array(columns, dtype=float).reshape(-1, self.n_columns)
         if self.n_columns > 1:
             current = np.argmax(out, axis=1)
@@ -137,24 +133,6 @@ class Categorical(Dimension):
             out[:] = 0.0
             out[np.arange(len(out)), (current + shift) % self.n_columns] = 1.0
         return out
-
-    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows switched to another category, as :meth:`redraw`.
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n, n_columns)
-            Encoded rows of this dimension.
-        sizes : ndarray of shape (n,)
-            Unused: every other value is one step away.
-        rng : numpy.random.Generator
-            Draws the other category.
-
-        Returns
-        -------
-        ndarray of shape (n, n_columns)
-        """
-        return self.redraw(columns, rng)
 
     def to_number(self, value: Any) -> int:
         return int(np.argmax(self.encode([value])[0]))
@@ -190,7 +168,7 @@ class Categorical(Dimension):
         return cls(read_categories(categories), name=name, active_if=active_if)
 
 
-class Binary(Dimension):
+class Binary(_Label):
     """A binary dimension with values ``0`` and ``1`` (``False``/``True`` accepted).
 
     Parameters
@@ -246,38 +224,8 @@ class Binary(Dimension):
         return (np.asarray(columns, dtype=float).reshape(-1, 1) >= 0.5) + 0.0
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows flipped.
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n, n_columns)
-            Encoded rows of this dimension.
-        rng : numpy.random.Generator
-            Unused: a binary has one other value.
-
-        Returns
-        -------
-        ndarray of shape (n, n_columns)
-        """
+        # The one other value: rng is not needed.
         return 1.0 - np.asarray(columns, dtype=float).reshape(-1, 1)
-
-    def step(self, columns: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The rows flipped, as :meth:`redraw`.
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n, n_columns)
-            Encoded rows of this dimension.
-        sizes : ndarray of shape (n,)
-            Unused: every other value is one step away.
-        rng : numpy.random.Generator
-            Unused: a binary has one other value.
-
-        Returns
-        -------
-        ndarray of shape (n, n_columns)
-        """
-        return self.redraw(columns, rng)
 
     def to_number(self, value: Any) -> int:
         return int(value)
