@@ -155,17 +155,11 @@ class Categorical(_Label):
         return {"categories": [repr(c) for c in self.categories]}
 
     @classmethod
-    def _from_fields(
-        cls,
-        entry: Mapping[str, Any],
-        name: str | None,
-        active_if: Any,
-        read_categories: Callable[[list], list],
-    ) -> Dimension:
+    def _arguments(cls, entry: Mapping[str, Any], read_categories: Callable[[list], list]) -> dict:
         categories = entry.get("categories")
         if not isinstance(categories, list):
             raise ValueError(f"a Categorical needs a list of categories, got {categories!r}")
-        return cls(read_categories(categories), name=name, active_if=active_if)
+        return {"categories": read_categories(categories)}
 
 
 class Binary(_Label):
@@ -237,13 +231,3 @@ class Binary(_Label):
 
     def describe_values(self) -> str:
         return "0 or 1"
-
-    @classmethod
-    def _from_fields(
-        cls,
-        entry: Mapping[str, Any],
-        name: str | None,
-        active_if: Any,
-        read_categories: Callable[[list], list],
-    ) -> Dimension:
-        return cls(name=name, active_if=active_if)

@@ -268,15 +268,11 @@ class Dimension:
         return {}
 
     @classmethod
-    def _from_fields(
-        cls,
-        entry: Mapping[str, Any],
-        name: str | None,
-        active_if: Any,
-        read_categories: Callable[[list], list],
-    ) -> Dimension:
-        """The dimension an entry of :meth:`to_dict`'s form describes (keys already checked)."""
-        raise NotImplementedError
+    def _arguments(cls, entry: Mapping[str, Any], read_categories: Callable[[list], list]) -> dict:
+        """The constructor's keyword arguments besides name and active_if that an entry of
+        :meth:`to_dict`'s form gives (its keys already checked): none, unless the kind has
+        fields of its own."""
+        return {}
 
     # -- shared -----------------------------------------------------------------------------
     def snap(self, columns: np.ndarray) -> np.ndarray:
@@ -401,7 +397,8 @@ class Dimension:
                 f"{where}: unknown keys {sorted(unknown)} for a {kind}; allowed: {sorted(allowed)}"
             )
         try:
-            return dimension_class._from_fields(entry, name, active_if, read_categories)
+            arguments = dimension_class._arguments(entry, read_categories)
+            return dimension_class(**arguments, name=name, active_if=active_if)
         except ValueError as error:
             text = str(error)
             raise ValueError(text if text.startswith(where) else f"{where}: {text}") from None

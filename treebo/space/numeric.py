@@ -190,18 +190,12 @@ class _NumberRange(Dimension):
         return {"low": self.low, "high": self.high, "prior": self.prior}
 
     @classmethod
-    def _from_fields(
-        cls,
-        entry: Mapping[str, Any],
-        name: str | None,
-        active_if: Any,
-        read_categories: Callable[[list], list],
-    ) -> Dimension:
+    def _arguments(cls, entry: Mapping[str, Any], read_categories: Callable[[list], list]) -> dict:
         missing = [key for key in ("low", "high") if key not in entry]
         if missing:
             article = "an" if cls.__name__[0] in "AEIOU" else "a"
             raise ValueError(f"{article} {cls.__name__} needs {' and '.join(missing)}")
-        return cls(entry["low"], entry["high"], entry.get("prior"), name=name, active_if=active_if)
+        return {"low": entry["low"], "high": entry["high"], "prior": entry.get("prior")}
 
     def redraw(self, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out = np.array(columns, dtype=float).reshape(-1, 1)
