@@ -174,6 +174,12 @@ class _NumberRange(Dimension):
         super().__init__(name, active_if)
         self.low, self.high = _check_bounds(low, high, name, integer=self._integer_bounds)
         self.prior = _check_prior(prior, log, name)
+        self._lo, self._hi = self._encoded_interval(low)
+
+    def _encoded_interval(self, low: Any) -> tuple[float, float]:
+        """The interval that the encoding maps onto ``[0, 1]``, once the kind has checked
+        that the bounds suit the prior (``low`` as given, for messages)."""
+        raise NotImplementedError
 
     def _key(self) -> tuple:
         return (self.low, self.high, self.prior, self.name, self._active_key())
@@ -236,27 +242,17 @@ class Real(_NumberRange):
     is_discrete = False
     _integer_bounds = False
 
-    def __init__(
-        self,
-        low: float,
-        high: float,
-        prior: str | None = None,
-        *,
-        log: bool = False,
-        name: str | None = None,
-        active_if: Mapping[str, Any] | None = None,
-    ):
-        super().__init__(low, high, prior, log=log, name=name, active_if=active_if)
+    def _encoded_interval(self, low: Any) -> tuple[float, float]:
         if self.prior == "log-uniform" and self.low <= 0:
             raise ValueError(
-                f"{dimension_label(name)}: a log-uniform prior needs low > 0, got low={low!r}"
+                f"{dimension_label(self.name)}: a log-uniform prior needs low > 0, got low={low!r}"
             )
-        _check_resolution(self.low, self.high, name, "[low, high]")
-        if self.prior == "log-uniform":
-            self._lo, self._hi = math.log(self.low), math.log(self.high)
-            _check_resolution(self._lo, self._hi, name, "[log(low), log(high)]")
-        else:
-            self._lo, self._hi = self.low, self.high
+        _check_resolution(self.low, self.high, self.name, "[low, high]")
+        if self.prior != "log-uniform":
+            return self.low, self.high
+        lo, hi = math.log(self.low), math.log(self.high)
+        _check_resolution(lo, hi, self.name, "[log(low), log(high)]")
+        return lo, hi
 
     @property
     def cardinality(self) -> float:
@@ -349,30 +345,20 @@ class Integer(_NumberRange):
 
     _integer_bounds = True
 
-    def __init__(
-        self,
-        low: int,
-        high: int,
-        prior: str | None = None,
-        *,
-        log: bool = False,
-        name: str | None = None,
-        active_if: Mapping[str, Any] | None = None,
-    ):
-        super().__init__(low, high, prior, log=log, name=name, active_if=active_if)
-        label = dimension_label(name)
-        if self.prior == "log-uniform" and self.low < 1:
+    def _encoded_interval(self, low: Any) -> tuple[float, float]:
+        # The integers' shares [k - 0.5, k + 0.5) tile the interval.
+        if self.prior != "log-uniform":
+            return self.low - 0.5, self.high + 0.5
+        label = dimension_label(self.name)
+        if self.low < 1:
             raise ValueError(f"{label}: a log-uniform prior needs low >= 1, got low={low!r}")
-        if self.prior == "log-uniform" and self.high > _MAX_LOG_INTEGER_BOUND:
+        if self.high > _MAX_LOG_INTEGER_BOUND:
             raise ValueError(
                 f"{label}: a log-uniform prior needs high <= 2**40 = "
                 f"{_MAX_LOG_INTEGER_BOUND} so that every integer of the range is "
                 f"encoded exactly in float64, got high={self.high!r}"
             )
-        if self.prior == "log-uniform":
-            self._lo, self._hi = math.log(self.low - 0.5), math.log(self.high + 0.5)
-        else:
-            self._lo, self._hi = self.low - 0.5, self.high + 0.5
+        return math.log(self.low - 0.5), math.log(self.high + 0.5)
 
     @property
     def cardinality(self) -> float:
