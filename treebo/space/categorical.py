@@ -45,10 +45,8 @@ class Categorical(_Label):
     name : str, optional
         Name of the dimension.
     active_if : dict of str -> value or list of values, optional
-        Make the dimension conditional: it is active only when every named
-        parent dimension is active and takes one of the given values (see
-        :class:`~treebo.space.Space`, "Conditional dimensions"). Needs a
-        space built from a dict.
+        The condition under which the dimension is active (see
+        :attr:`active_if`).
     """
 
     description_keys = frozenset({"categories"})
@@ -170,10 +168,8 @@ class Binary(_Label):
     name : str, optional
         Name of the dimension.
     active_if : dict of str -> value or list of values, optional
-        Make the dimension conditional: it is active only when every named
-        parent dimension is active and takes one of the given values (see
-        :class:`~treebo.space.Space`, "Conditional dimensions"). Needs a
-        space built from a dict.
+        The condition under which the dimension is active (see
+        :attr:`active_if`).
     """
 
     def __init__(self, *, name: str | None = None, active_if: Mapping[str, Any] | None = None):

@@ -131,8 +131,10 @@ class Dimension:
 
         A new dict of parent name -> list of allowed values at each access.
         The dimension is active when every parent is active and takes one of
-        its listed values. Inside a :class:`~treebo.space.Space` the values
-        are the parent's own (a category, or an int) in the parent's order.
+        its listed values; a condition needs a space built from a dict (see
+        :class:`~treebo.space.Space`, "Conditional dimensions"). Inside a
+        :class:`~treebo.space.Space` the values are the parent's own (a
+        category, or an int) in the parent's order.
         """
         if not self._active_if:
             return None

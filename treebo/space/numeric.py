@@ -228,10 +228,8 @@ class Real(_NumberRange):
     name : str, optional
         Name of the dimension, used in points given as dicts and in errors.
     active_if : dict of str -> value or list of values, optional
-        Make the dimension conditional: it is active only when every named
-        parent dimension is active and takes one of the given values (see
-        :class:`~treebo.space.Space`, "Conditional dimensions"). Needs a
-        space built from a dict.
+        The condition under which the dimension is active (see
+        :attr:`active_if`).
 
     Notes
     -----
@@ -337,10 +335,8 @@ class Integer(_NumberRange):
     name : str, optional
         Name of the dimension.
     active_if : dict of str -> value or list of values, optional
-        Make the dimension conditional: it is active only when every named
-        parent dimension is active and takes one of the given values (see
-        :class:`~treebo.space.Space`, "Conditional dimensions"). Needs a
-        space built from a dict.
+        The condition under which the dimension is active (see
+        :attr:`active_if`).
     """
 
     _integer_bounds = True
