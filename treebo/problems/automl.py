@@ -233,10 +233,9 @@ class AutoML(Problem):
         return cls(n_estimators=size, max_depth=depth, max_features=features, random_state=seed)
 
     def __call__(self, x: dict | list) -> float:
-        model = self.make_classifier(x)
         if self.cv is None:
-            model.fit(self._X_train, self._y_train)
-            return float(1.0 - model.score(self._X_test, self._y_test))
+            return self.test_error(x)
+        model = self.make_classifier(x)
         from sklearn.model_selection import StratifiedKFold, cross_val_score
 
         folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.split_random_state)
