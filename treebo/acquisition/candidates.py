@@ -10,6 +10,12 @@ draws the points in Gray-code order and keeps the first ``n_candidates`` of
 them (50,000 by default, as in Kim & Choi 2022): any prefix of a Gray-code
 ordered net is still a low-discrepancy point set, just slightly less balanced
 than a full ``2^m`` net. Pass ``n_candidates=2**16`` for a complete net.
+
+On very wide spaces the number of candidates is bounded by memory:
+:func:`rows_within_memory` is how many encoded rows fit in
+:data:`CANDIDATE_MEMORY` (256 MiB of float64), and an ask holds no candidate
+array, nor a copy of one, with more rows than that
+(:class:`~treebo.proposal.CandidatePool` says how the pool shrinks).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import qmcpy
 from ..space import Space
 
 __all__ = [
+    "CANDIDATE_MEMORY",
+    "rows_within_memory",
     "sobol_candidates",
     "local_centers",
     "local_candidates",
@@ -29,6 +37,31 @@ __all__ = [
     "unique_rows",
     "rows_in",
 ]
+
+
+#: Bytes that one array of encoded candidates (float64) may take in an ask:
+#: the pool, the local step's box candidates and model data, the rows of one
+#: L-BFGS-B gradient. 256 MiB leaves every default untouched up to 588 encoded
+#: columns (the pool's 57,000 rows), and keeps an ask on 10,000 columns under
+#: 1.5 GiB (docs/design.md, "Very wide spaces").
+CANDIDATE_MEMORY = 2**28
+
+
+def rows_within_memory(n_columns: int) -> int:
+    """How many encoded rows of ``n_columns`` float64 fit in :data:`CANDIDATE_MEMORY`.
+
+    Parameters
+    ----------
+    n_columns : int
+        Encoded columns of the space (:attr:`~treebo.space.Space.n_columns`).
+
+    Returns
+    -------
+    int
+        ``CANDIDATE_MEMORY // (8 * n_columns)``, at least 1: 57,065 rows of
+        588 columns (the default pool's 57,000 fit), 3,355 rows of 10,000.
+    """
+    return max(1, CANDIDATE_MEMORY // (8 * max(1, n_columns)))
 
 
 def sobol_candidates(n_points: int, n_columns: int, rng: np.random.Generator) -> np.ndarray:

@@ -21,6 +21,7 @@ from .._checks import check_choice
 from ..space import Space
 from ..surrogates import Prediction
 from ..surrogates.base import PredictiveModel
+from .candidates import rows_within_memory
 from .functions import acquisition_score, check_acquisition
 
 __all__ = ["AcquisitionMaximizer"]
@@ -213,6 +214,13 @@ class AcquisitionMaximizer:
         -------
         ndarray of shape (n_columns,)
             The best of the polished points and the best candidate.
+
+        Notes
+        -----
+        A gradient is the score of a point and of one copy of it per real
+        column, each moved a little in its column: on a very wide space they
+        are scored in blocks of at most
+        :func:`~treebo.acquisition.candidates.rows_within_memory` rows.
         """
         lower, upper = (
             bounds if bounds is not None else (np.zeros(space.n_columns), np.ones(space.n_columns))
@@ -224,15 +232,25 @@ class AcquisitionMaximizer:
         active = space.active_mask(starts)[:, real_dims]
         step = 1e-6
 
+        # One point per real column plus one: on a very wide space they are
+        # scored a memory-bounded block of rows at a time.
+        rows = rows_within_memory(space.n_columns)
+
         def objective(
             u: np.ndarray, base: np.ndarray, real_cols: np.ndarray, high: np.ndarray
         ) -> tuple[float, np.ndarray]:
             # One batched prediction gives the value and a forward-difference gradient.
-            points = np.repeat(base[None, :], len(u) + 1, axis=0)
-            points[:, real_cols] = u
             direction = np.where(u + step <= high, step, -step)
-            points[np.arange(1, len(u) + 1), real_cols] = u + direction
-            s = score(points)
+            moved = u + direction
+            s = np.empty(len(u) + 1)
+            for start in range(0, len(u) + 1, rows):
+                stop = min(start + rows, len(u) + 1)
+                points = np.repeat(base[None, :], stop - start, axis=0)
+                points[:, real_cols] = u
+                # Row i > 0 moves column i - 1.
+                i = np.arange(max(start, 1), stop)
+                points[i - start, real_cols[i - 1]] = moved[i - 1]
+                s[start:stop] = score(points)
             s = np.where(np.isfinite(s), s, -1e300)
             return -s[0], -(s[1:] - s[0]) / direction
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .._checks import check_int
 from ..acquisition import AcquisitionMaximizer
-from ..acquisition.candidates import jump_candidates, sobol_candidates
+from ..acquisition.candidates import jump_candidates, rows_within_memory, sobol_candidates
 from ..space import Dimension, Space
 from ..surrogates import Prediction
 from ..surrogates.gp import GaussianProcessSurrogate
@@ -49,7 +49,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalStep"]
 
-#: Most points a local model is fitted on (a fit costs their number cubed).
+#: Most points a local model is fitted on (a fit costs their number cubed). On
+#: very wide spaces fewer: the fit's gradient is an array of shape (n, n,
+#: n_columns), of which scikit-learn holds about three at once (752 MiB for 57
+#: points in 10,000 columns), so ``n * n`` is at most ``rows_within_memory``.
 _MAX_TRAINING_ROWS = 200
 
 #: Integer dimensions with fewer values than this are left to the forest: a
@@ -72,7 +75,9 @@ class LocalStep(Step):
     ----------
     n_box_candidates : int, default 1024
         Sobol candidates scored in the box before the best five are
-        polished by L-BFGS-B.
+        polished by L-BFGS-B; on very wide spaces at most two thirds of
+        :func:`~treebo.acquisition.candidates.rows_within_memory` (the
+        category switches may add half as many again).
     max_halvings : int, default 3
         The box is halved after every ``max(4, n_moving)`` evaluations that
         did not improve on the incumbent (as TuRBO shrinks its trust region
@@ -106,7 +111,10 @@ class LocalStep(Step):
         model = _BoxModel(region, seed=data.seed or 0).fit(data.X[region.train], z[region.train])
         fit_time = time.perf_counter() - start
         start = time.perf_counter()
-        pool = data.unseen(region.candidates(data.space, self.n_box_candidates, data.rng))
+        n_box = min(
+            self.n_box_candidates, max(1, 2 * rows_within_memory(data.space.n_columns) // 3)
+        )
+        pool = data.unseen(region.candidates(data.space, n_box, data.rng))
         best = float(z[incumbent])
 
         def score(points: np.ndarray) -> np.ndarray:
@@ -216,10 +224,11 @@ def _region(space: Space, X: np.ndarray, incumbent: int, failures: int) -> _Regi
     reach = reach * 0.5**halvings
     inside = np.flatnonzero((np.abs(X[:, moving] - center[moving]) <= 2.0 * reach).all(axis=1))
     train = np.union1d(inside, order[: 10 + 2 * X.shape[1]])
-    if len(train) > _MAX_TRAINING_ROWS:
+    most = min(_MAX_TRAINING_ROWS, math.isqrt(rows_within_memory(X.shape[1])))
+    if len(train) > most:
         rank = np.empty(len(order), dtype=int)
         rank[order] = np.arange(len(order))
-        train = train[np.argsort(rank[train], kind="stable")[:_MAX_TRAINING_ROWS]]
+        train = train[np.argsort(rank[train], kind="stable")[:most]]
     return _Region(center, moving, reach, train, halvings)
 
 
