@@ -162,12 +162,9 @@ class MultiFidelityProblem(Problem):
 
         Parameters
         ----------
-        x : list or dict
-            A feasible point.
-        budget : int or float
-            In ``[min_budget, max_budget]``.
-        checkpoint : Checkpoint
-            The configuration's directory and the budget it was saved at.
+        x, budget, checkpoint
+            As for :meth:`continue_training`, which has checked the point and
+            the budget.
 
         Returns
         -------
