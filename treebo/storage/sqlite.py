@@ -287,9 +287,8 @@ class SQLiteStorage(Storage):
 
         Parameters
         ----------
-        meta : dict
-            Key -> JSON-serializable value: the format version, the space
-            description, the settings, the seed and the random streams' states.
+        meta
+            As for :meth:`Storage.create <treebo.storage.Storage.create>`.
 
         Raises
         ------
@@ -344,8 +343,8 @@ class SQLiteStorage(Storage):
 
         Parameters
         ----------
-        space : Space
-            The optimizer's space; trials are stored and read against it.
+        space
+            As for :meth:`Storage.open_study <treebo.storage.Storage.open_study>`.
 
         Returns
         -------
@@ -399,11 +398,8 @@ class SQLiteStorage(Storage):
 
         Parameters
         ----------
-        trials : sequence of Trial
-            The trials asked: new ones, or pending ones offered again.
-        state : dict
-            Key -> JSON-serializable value written into ``meta`` (the random
-            streams' states after the ask).
+        trials, state
+            As for :meth:`Storage.record_ask <treebo.storage.Storage.record_ask>`.
         """
         statements = [_upsert(self._row(t)) for t in trials]
         statements += [
@@ -420,8 +416,8 @@ class SQLiteStorage(Storage):
 
         Parameters
         ----------
-        trial : Trial
-            A trial whose value (or failure) has been told.
+        trial
+            As for :meth:`Storage.record_tell <treebo.storage.Storage.record_tell>`.
         """
         self._write([_upsert(self._row(trial))])
 
