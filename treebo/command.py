@@ -50,6 +50,7 @@ from typing import Any
 
 from .processes import MARKER, OutputTail, collect_output, end_processes
 from .shell_script import Placeholder, shell_script
+from .untrusted import BoundExceededError, load_json
 
 __all__ = ["CommandObjective", "CommandError", "last_number"]
 
@@ -74,9 +75,6 @@ _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)(?![\w])",
     re.IGNORECASE,
 )
-
-# A JSON string, or a bracket outside strings.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 # Characters of something the command printed that a message may quote.
 _EXCERPT_CHARS = 80
@@ -312,37 +310,21 @@ class CommandObjective:
             line = line.strip()
             if not line.startswith("{"):
                 continue
-            if len(line) > JSON_LINE_CHARS:
-                raise CommandError(
-                    f"the last JSON line printed by {shown} is {len(line)} characters "
-                    f"long, more than the {JSON_LINE_CHARS} read"
-                )
-            if _deeper_than(line, JSON_DEPTH):
-                raise CommandError(
-                    f"the last JSON line printed by {shown} is nested deeper than "
-                    f"{JSON_DEPTH} levels"
-                )
             try:
-                record = json.loads(line)
+                record = load_json(
+                    line,
+                    what=f"the last JSON line printed by {shown}",
+                    max_depth=JSON_DEPTH,
+                    max_chars=JSON_LINE_CHARS,
+                )
+            except BoundExceededError as error:
+                raise CommandError(str(error)) from None
             except ValueError:  # not JSON, or an integer of too many digits
                 continue
             return _field(record, self.json_field, shown)
         raise CommandError(
             _with_stderr(f"printed no JSON object line on standard output{cut}: {shown}", stderr)
         )
-
-
-def _deeper_than(line: str, limit: int) -> bool:
-    depth = 0
-    for token in _JSON_TOKEN.finditer(line):
-        bracket = token.group()
-        if bracket in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif bracket in "]}":
-            depth -= 1
-    return False
 
 
 def _field(record: Any, field: str, shown: str) -> float:
