@@ -69,8 +69,9 @@ local_center_spacing
     explore_every, jump_every, local_steps
         Which step each proposal takes: :class:`~treebo.proposal.CycleSchedule`.
         By default, expected improvement over 50,000 Sobol candidates and
-        7,000 neighbours of the best points, and for tree surrogates the
-        cycle local, jump, local, local, local, jump, local, explore.
+        7,000 neighbours of the best points (fewer above 588 encoded
+        columns, where the pool is held to 256 MiB), and for tree surrogates
+        the cycle local, jump, local, local, local, jump, local, explore.
     failure_value : "worst" or float, default "worst"
         What the surrogate sees at failed evaluations: the worst (largest)
         finite value observed so far, or a fixed value in objective units.
