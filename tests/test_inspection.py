@@ -235,3 +235,22 @@ def test_a_storage_file_gives_the_numbers_of_its_result(tmp_path):
     stored = parameter_importance(path, model=model)
     direct = parameter_importance(res, model=model)
     np.testing.assert_array_equal(stored.importance, direct.importance)
+
+
+def test_a_storage_file_refits_the_studys_surrogate_parameters_read_back(tmp_path):
+    # A parameter stored as the repr of a tuple (the GP's bounds) is read back as the
+    # tuple and used; the result of minimize holds only the name, so the defaults.
+    path = tmp_path / "gp.db"
+    res = minimize(
+        _quadratic,
+        [Real(0, 1), Real(0, 1), Integer(0, 3)],
+        n_calls=7,
+        surrogate="gp",
+        surrogate_params={"length_scale_bounds": (0.1, 10.0), "n_restarts": 0},
+        random_state=2,
+        storage=path,
+        n_candidates=300,
+    )
+    model = fit_surrogate(path)
+    assert model.length_scale_bounds == (0.1, 10.0) and model.n_restarts == 0
+    assert fit_surrogate(res).length_scale_bounds == (0.01, 100.0)

@@ -142,6 +142,28 @@ def test_read_result_gives_object_categories_as_their_repr(tmp_path):
     ]
 
 
+def test_read_result_gives_the_settings_that_reopen_the_study(tmp_path):
+    path = tmp_path / "gp.db"
+    minimize(
+        lambda x: (x[0] - 0.2) ** 2,
+        [Real(0, 1)],
+        n_calls=4,
+        surrogate="gp",
+        surrogate_params={"length_scale_bounds": (0.1, 10.0)},
+        acquisition="lcb",
+        random_state=5,
+        storage=path,
+        n_candidates=300,
+    )
+    read = read_result(path)
+    # The parameters that differ from the surrogate's defaults, a stored tuple as the tuple.
+    assert read.surrogate_params == {"length_scale_bounds": (0.1, 10.0)}
+    assert read.settings["random_state"] == read.random_state == 5
+    assert read.settings["acquisition"] == "lcb" and read.settings["n_candidates"] == 300
+    with Optimizer(read.space, storage=path, **read.settings) as opt:
+        assert len(opt.trials) == 4
+
+
 def test_bad_sources_are_refused(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         read_result(tmp_path / "missing.db")

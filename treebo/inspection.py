@@ -452,25 +452,21 @@ def _surrogate(result: OptimizeResult, surrogate: str | Surrogate | None) -> Sur
 
 
 def _stored_params(default: Any, stored: dict) -> dict:
-    """The stored parameters that differ from the defaults and can be rebuilt.
+    """The study's surrogate parameters that ``default`` can be given.
 
-    A storage keeps simple parameter values (numbers, strings, None) as they
-    are and anything else as its ``repr``; only parameters whose default is
-    simple are taken, so a ``repr`` is never passed as a value.
+    ``stored`` is what :func:`treebo.settings.settings_from_store` read (the
+    parameters that differ from the defaults, reprs of literals read back as
+    values). A parameter the surrogate does not take, its seed (the refit is
+    seeded by the study), and a repr that could not be read back (text where
+    the default is neither text nor None: an object) are left at the default.
     """
-    from .storage import stable_params
-
     params = default.get_params(deep=False)
-    shown = stable_params(params)
-    simple = (bool, int, float, str, type(None))
     return {
         key: value
         for key, value in stored.items()
         if key in params
         and key != "random_state"
-        and value != shown[key]
-        and isinstance(params[key], simple)
-        and isinstance(value, simple)
+        and (not isinstance(value, str) or isinstance(params[key], (str, type(None))))
     }
 
 

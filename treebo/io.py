@@ -140,9 +140,12 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
         counted in ``n_pending``), plus what the storage holds per trial:
         ``numbers`` (trial numbers), ``origins``, ``eval_time`` (seconds,
         NaN when not measured), ``asked_at`` and ``told_at`` (``time.time()``
-        stamps, NaN when unknown); and per study: ``settings`` (the stored
-        optimizer settings), ``surrogate``, ``surrogate_params``,
-        ``random_state`` (the study's seed) and ``storage`` (the path).
+        stamps, NaN when unknown); and per study: ``settings`` (the
+        keyword arguments of :class:`~treebo.Optimizer` that reproduce the
+        study, read by :func:`treebo.settings.settings_from_store`),
+        ``surrogate``, ``surrogate_params`` (those that differ from the
+        surrogate's defaults), ``random_state`` (the study's seed) and
+        ``storage`` (the path).
 
     Notes
     -----
@@ -151,6 +154,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     a number, ``None``, a tuple of those) comes back as that value, any
     other category as its ``repr`` string.
     """
+    from .settings import settings_from_store
     from .storage import read_study
 
     study = read_study(path)
@@ -166,7 +170,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     values = np.array(
         [row["value"] if row["status"] == "complete" else math.nan for row in rows], dtype=float
     )
-    settings = meta.get("settings", {})
+    settings = settings_from_store(meta, path)
     complete = [i for i, row in enumerate(rows) if row["status"] == "complete"]
     # The lowest value, and on a tie the lowest trial number (rows are in number order).
     best = min(complete, key=lambda i: values[i]) if complete else None
@@ -192,9 +196,9 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
         asked_at=column("asked_at"),
         told_at=column("told_at"),
         settings=settings,
-        surrogate=settings.get("surrogate"),
-        surrogate_params=settings.get("surrogate_params", {}),
-        random_state=meta.get("seed"),
+        surrogate=settings["surrogate"],
+        surrogate_params=settings["surrogate_params"] or {},
+        random_state=settings["random_state"],
         storage=str(path),
         message=f"read from {str(path)!r}: {len(rows)} told trials",
     )

@@ -17,24 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_choice, check_int
+from ._checks import check_int
 from .history import History, OptimizeResult, Trial
-from .initial_design import INITIAL_DESIGNS, InitialDesign
+from .initial_design import InitialDesign
 from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
-from .resume import RESUME_PENDING, PendingRetries
+from .resume import PendingRetries
+from .settings import PIPELINE, SETTINGS, check_settings, part_settings, settings_to_store
 from .space import Space, SpaceExhausted
-from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study, stable_params
+from .storage import InMemoryStorage, SQLiteStorage, Storage, open_study
 from .surrogates import Surrogate, as_surrogate
-from .targets import Y_TRANSFORMS, as_value, check_failure_value, check_strategy
+from .targets import as_value, check_strategy
 
 __all__ = ["Optimizer", "OptimizeResult", "Trial", "SpaceExhausted"]
 
-#: The keyword arguments of :class:`Optimizer` that configure its proposal pipeline.
-PIPELINE_SETTINGS = frozenset(ProposalPipeline.setting_names())
-
-#: What a study does with the objective's values.
-DIRECTIONS = ("minimize", "maximize")
+_SETTING_NAMES = frozenset(s.name for s in SETTINGS)
 
 
 class Optimizer:
@@ -151,21 +148,22 @@ local_center_spacing
         resume_pending: str = "retry",
         direction: str = "minimize",
     ):
+        # Every keyword but dimensions is a setting, declared in treebo.settings.
+        settings = check_settings(**{k: v for k, v in locals().items() if k in _SETTING_NAMES})
         self.space = dimensions if isinstance(dimensions, Space) else Space(dimensions)
         self._surrogate = as_surrogate(surrogate, surrogate_params)
         self.surrogate_name = surrogate if isinstance(surrogate, str) else type(surrogate).__name__
-        self.pipeline = ProposalPipeline.from_settings(
-            **{name: value for name, value in locals().items() if name in PIPELINE_SETTINGS}
-        )
-        self.n_initial_points = check_int(n_initial_points, "n_initial_points", 0)
-        self.initial_design = check_choice(initial_design, "initial_design", INITIAL_DESIGNS)
-        self.failure_value = check_failure_value(failure_value)
-        self.y_transform = check_choice(y_transform, "y_transform", Y_TRANSFORMS)
-        self.resume_pending = check_choice(resume_pending, "resume_pending", RESUME_PENDING)
-        self.direction = check_choice(direction, "direction", DIRECTIONS)
+        self.pipeline = ProposalPipeline.from_settings(**part_settings(settings, PIPELINE))
+        self.n_initial_points = settings["n_initial_points"]
+        self.initial_design = settings["initial_design"]
+        self.failure_value = settings["failure_value"]
+        self.y_transform = settings["y_transform"]
+        self.resume_pending = settings["resume_pending"]
+        self.direction = settings["direction"]
         self.random_state = random_state
         self._streams = RandomStreams(random_state)
         self.storage = _as_storage(storage)
+        self._settings = settings
         try:
             trials = self._open_study()
             design_rng = self._streams.design()
@@ -431,27 +429,12 @@ local_center_spacing
         self._retries.told(trial.number)
 
     # -- the study ----------------------------------------------------------------------
-    def _settings(self) -> dict:
-        """Everything besides the space and the seed that shapes the proposals."""
-        return {
-            "surrogate": self.surrogate_name,
-            "surrogate_params": stable_params(self._surrogate.get_params(deep=False)),
-            "n_initial_points": self.n_initial_points,
-            "initial_design": self.initial_design,
-            **self.pipeline.get_params(),
-            "failure_value": self.failure_value,
-            "y_transform": self.y_transform,
-            # Only a maximized study records its direction, so that minimized
-            # studies stored without the key still resume.
-            **({"direction": "maximize"} if self.direction == "maximize" else {}),
-        }
-
     def _open_study(self) -> list[Trial]:
         """Create the study in the storage, or check it is this one and load its trials."""
         trials, offers = open_study(
             self.storage,
             self.space,
-            self._settings(),
+            settings_to_store(self._settings, self._surrogate),
             self._streams,
             seed_given=self.random_state is not None,
         )

@@ -17,7 +17,6 @@ must match them).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import os
 import random
@@ -26,17 +25,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from .optimizer import Optimizer
+from .settings import settings_from_store
 from .space import Space
-from .storage import SQLiteStorage, StorageLockedError, read_study, stable_params
-from .surrogates import make_surrogate
-from .untrusted import BoundExceededError, excerpt, literal
+from .storage import SQLiteStorage, StorageLockedError, read_study
+from .untrusted import BoundExceededError
 
 __all__ = ["open_shared", "ask", "tell", "jsonable"]
 
 #: Seconds a call waits for another process to release the study, by default.
 WAIT = 120.0
-
-_OPTIMIZER_PARAMETERS = frozenset(inspect.signature(Optimizer).parameters)
 
 
 @contextlib.contextmanager
@@ -76,8 +73,7 @@ def open_shared(
     try:
         meta = storage.load_meta()
         if meta:
-            stored = _stored_settings(meta.get("settings", {}), path)
-            settings = {**stored, **settings}
+            settings = {**settings_from_store(meta, path), **settings}
             if space is None:
                 space = _stored_space(meta, path)
         elif space is None:
@@ -118,44 +114,6 @@ def _stored_space(meta: dict, path: str | os.PathLike) -> Space:
         raise BoundExceededError(f"storage {str(path)!r} is damaged: {error}") from None
     except ValueError as error:
         raise ValueError(f"storage {str(path)!r}: {error}") from None
-
-
-def _stored_settings(stored: Any, path: str | os.PathLike) -> dict:
-    """Optimizer arguments that reproduce the stored settings."""
-    if not isinstance(stored, dict):
-        raise ValueError(
-            f"storage {str(path)!r} is damaged: its settings are {excerpt(stored)}, not a table"
-        )
-    out = {
-        k: v for k, v in stored.items() if k in _OPTIMIZER_PARAMETERS and k != "surrogate_params"
-    }
-    name = stored.get("surrogate")
-    params = stored.get("surrogate_params")
-    if isinstance(name, str) and isinstance(params, dict):
-        default = stable_params(make_surrogate(name).get_params(deep=False))
-        # Only what differs from the surrogate's defaults; stored reprs of
-        # tuples and the like are read back as the values.
-        changed = {
-            k: _from_repr(v, f"surrogate_params[{excerpt(k)}]", path)
-            for k, v in params.items()
-            if default.get(k) != v
-        }
-        if changed:
-            out["surrogate_params"] = changed
-    return out
-
-
-def _from_repr(value: Any, name: str, path: str | os.PathLike) -> Any:
-    """The value of a stored setting: a repr of a literal is read back as that value,
-    any other text stays text."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return literal(value, what=f"stored setting {name} {excerpt(value)}")
-    except BoundExceededError as error:
-        raise BoundExceededError(f"storage {str(path)!r} is damaged: {error}") from None
-    except ValueError:
-        return value
 
 
 def ask(
@@ -279,12 +237,7 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """
     study = read_study(path)
     meta = study["meta"]
-    settings = meta.get("settings", {})
-    if not isinstance(settings, dict):
-        raise ValueError(
-            f"storage {str(path)!r} is damaged: its settings are {excerpt(settings)}, not a table"
-        )
-    sign = -1.0 if settings.get("direction") == "maximize" else 1.0
+    sign = -1.0 if settings_from_store(meta, path)["direction"] == "maximize" else 1.0
     try:
         space = _stored_space(meta, path)
     except BoundExceededError:
