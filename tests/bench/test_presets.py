@@ -12,6 +12,7 @@ from treebo.bench import (
     run_one,
 )
 from treebo.problems import Ising, get_problem
+from treebo.storage import read_study
 
 from .helpers import FAST
 
@@ -114,3 +115,31 @@ def test_a_model_selection_run_starts_from_10_points():
     assert record["settings"]["n_initial_points"] == 10
     assert record["n_evaluated"] == 12 and record["regret"] is None
     assert record["fit_time"][:10] == [0.0] * 10 and record["fit_time"][10] > 0
+
+
+def test_overrides_of_the_local_step_and_of_failures_reach_the_run(tmp_path):
+    # Every setting that leaves the runs of one seed comparable may be overridden,
+    # the local step's and the failure value's too; the run is made with them.
+    overrides = {
+        **FAST,
+        "local_steps": False,
+        "n_box_candidates": 64,
+        "max_halvings": 1,
+        "failure_value": 10.0,
+    }
+    db = tmp_path / "run.db"
+    record = run_one(RunSpec("branin", "rf", 0, 7, overrides=overrides), storage=db)
+    assert record["overrides"] == overrides
+    stored = read_study(db)["meta"]["settings"]
+    assert {k: stored[k] for k in overrides if k != "surrogate_params"} == {
+        k: v for k, v in overrides.items() if k != "surrogate_params"
+    }
+    with pytest.raises(ValueError, match="max_halvings must be an integer >= 0, got -1"):
+        minimize_settings(
+            RunSpec("branin", "rf", 0, 7, overrides={"max_halvings": -1}), get_problem("branin")
+        )
+    for fixed in ("random_state", "direction", "resume_pending", "storage"):
+        with pytest.raises(ValueError, match=rf"overrides \['{fixed}'\] are not allowed"):
+            minimize_settings(
+                RunSpec("branin", "rf", 0, 7, overrides={fixed: None}), get_problem("branin")
+            )

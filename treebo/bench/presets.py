@@ -64,12 +64,14 @@ import numpy as np
 
 from ..problems import Problem, get_problem, paper_case_seed, problem_family, problem_suites
 from ..problems.bbob import bbob_budget, is_bbob_name
+from ..settings import SETTINGS, setting
 from ..space import Integer, Real, Space
 from .spec import RunSpec
 
 __all__ = [
     "PRESETS",
     "N_INITIAL",
+    "OVERRIDABLE",
     "default_n_calls",
     "default_n_initial",
     "check_preset",
@@ -96,28 +98,11 @@ _OWN_BUDGETS: dict[str, tuple[int, int]] = {
     name: (50, 10) for name in problem_suites()["model_selection"]
 }
 
-# The minimize() arguments a run may change; the others (n_calls, random_state,
-# x0, ...) are what makes runs of one seed comparable across surrogates.
-_OVERRIDABLE = {
-    "n_candidates",
-    "local_search",
-    "y_transform",
-    "acq_optimizer",
-    "surrogate_params",
-    "acquisition",
-    "acquisition_params",
-    "initial_design",
-    "n_initial_points",
-    "n_local_candidates",
-    "n_jump_candidates",
-    "n_local_centers",
-    "local_center_spacing",
-    "distance_variance",
-    "explore_every",
-    "explore_length",
-    "jump_every",
-    "jump_distance",
-}
+#: The settings a run's ``overrides`` may change: every setting of
+#: :data:`treebo.settings.SETTINGS` but those ``fixed_in_benchmarks`` (the
+#: surrogate, the seed, ...), which with ``n_calls`` and ``x0`` make the runs of
+#: one seed comparable across surrogates.
+OVERRIDABLE = frozenset(s.name for s in SETTINGS if not s.fixed_in_benchmarks)
 
 
 def _own_budget(problem: str) -> tuple[int, int] | None:
@@ -313,12 +298,13 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
         ``paper`` also ``x0`` (:func:`paper_initial_design`, as many points),
         ``y_transform="standardize"``, ``local_search=False`` and
         ``random_state=42 (seed + 1)``, with ``default`` ``random_state=seed``;
-        then ``spec.overrides`` replace any of these.
+        then ``spec.overrides`` (checked) replace any of these or add others.
 
     Raises
     ------
     ValueError
-        For an unknown preset, or overrides outside the allowed keys.
+        For an unknown preset, overrides outside :data:`OVERRIDABLE`, or an
+        override whose value its setting does not allow.
     """
     check_preset(spec.preset)
     n_initial = default_n_initial(spec.problem, spec.preset)
@@ -336,8 +322,10 @@ def minimize_settings(spec: RunSpec, problem: Problem) -> dict:
         )
     else:
         settings.update(random_state=int(spec.seed))
-    unknown = set(spec.overrides) - _OVERRIDABLE
+    unknown = set(spec.overrides) - OVERRIDABLE
     if unknown:
-        raise ValueError(f"overrides {sorted(unknown)} are not allowed; use {sorted(_OVERRIDABLE)}")
+        raise ValueError(f"overrides {sorted(unknown)} are not allowed; use {sorted(OVERRIDABLE)}")
+    for name, value in spec.overrides.items():
+        setting(name).allowed.check(value, name)  # a bad value fails before the run
     settings.update(spec.overrides)
     return settings
