@@ -306,6 +306,51 @@ def test_minimize_storage_records_every_trial_and_an_identical_call_resumes(tmp_
     assert _stored_trials(db)[:7] == trials and len(_stored_trials(db)) == 9
 
 
+def test_a_problems_setting_options_override_its_preset(tmp_path, capsys):
+    from treebo.storage import read_study
+
+    db = tmp_path / "study.db"
+    base = ["minimize", "branin", "--n-calls", "7", *FAST, "--storage", str(db), "--quiet"]
+    options = ["--local-steps", "false", "--n-box-candidates", "64", "--y-transform", "standardize"]
+    assert main([*base, *options, "--failure-value", "9.5"]) == 0
+    stored = read_study(db)["meta"]["settings"]
+    assert (stored["local_steps"], stored["n_box_candidates"]) == (False, 64)
+    assert (stored["y_transform"], stored["failure_value"]) == ("standardize", 9.5)
+    capsys.readouterr()
+    # The run's identity: the same command resumes it, another setting is another run.
+    assert main([*base, *options, "--failure-value", "9.5"]) == 0
+    assert "7 evaluations, 0 of them in this call" in capsys.readouterr().out
+    assert main([*base, *options]) == 2
+    assert "failure_value: stored 9.5, given 'worst'" in capsys.readouterr().err
+    # Settings that are not the preset's to change are refused, in one line.
+    for refused in (["--resume-pending", "fail"], ["--maximize"]):
+        assert main(["minimize", "branin", *refused]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"treebo minimize: error: {refused[0]} apply to a user's objective")
+
+
+def test_setting_options_say_what_is_wrong_with_a_value(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):  # argparse: the value cannot be read
+        main(["minimize", "branin", "--explore-every", "often"])
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "usage: treebo minimize [TARGET] [--command CMD] [options]",
+        "treebo minimize: error: argument --explore-every: 'often' is not "
+        "'auto' or an integer >= 0",
+    ]
+    with pytest.raises(SystemExit):
+        main(["minimize", "branin", "--surrogate-params", "[" * 200])
+    assert "argument --surrogate-params: the value is nested deeper than 100 levels" in (
+        capsys.readouterr().err
+    )
+    # Read, but not allowed: one line naming the setting.
+    assert main(["minimize", "branin", "--n-calls", "7", "--max-halvings", "-1"]) == 2
+    assert capsys.readouterr().err == (
+        "treebo minimize: error: max_halvings must be an integer >= 0, got -1\n"
+    )
+
+
 def test_minimize_storage_resumes_an_interrupted_run(tmp_path, capsys, monkeypatch):
     from treebo.problems.continuous import Branin
 
@@ -1044,6 +1089,21 @@ def test_minimize_with_budgets_names_the_bad_argument(
     assert message in capsys.readouterr().err
 
 
+def test_settings_a_run_with_budgets_does_not_take_are_refused(tmp_path, monkeypatch, capsys):
+    (tmp_path / "train.py").write_text(_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    argv = ["minimize", "train.py:train", *_MF, "--total-budget", "3"]
+    assert main([*argv, "--y-transform", "log", "--no-local-search"]) == 2
+    assert capsys.readouterr().err == (
+        "treebo minimize: error: --local-search, --y-transform cannot be combined with "
+        "--budget-param: a multi-fidelity run proposes its configurations with settings "
+        "of its own\n"
+    )
+    assert main([*argv, "--n-candidates", "300"]) == 2
+    assert "--n-candidates cannot be combined with --budget-param" in capsys.readouterr().err
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_budget_options_are_refused_for_a_problem(capsys):
     assert main(["minimize", "branin", "--budget-param", "epochs", "--max-budget", "9"]) == 2
     err = capsys.readouterr().err
@@ -1164,6 +1224,23 @@ def test_a_crafted_stored_setting_is_one_short_line(tmp_path):
         "surrogate_params['max_features']",
         "is longer than 65,536 characters (1,000,001 characters)",
     )
+
+
+@pytest.mark.fault
+def test_a_stored_setting_value_that_is_not_allowed_is_one_line(tmp_path):
+    import sqlite3
+
+    db = _study_with_a_category(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    (stored,) = conn.execute("SELECT value FROM study WHERE key = 'settings'").fetchone()
+    settings = json.loads(stored)
+    settings["direction"] = "upward" * 10_000
+    conn.execute("UPDATE study SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    conn.close()
+    for command, args in (("ask", ["--storage", db]), ("show", [db]), ("report", [db, "-o", "r"])):
+        done = _treebo(command, *args, cwd=tmp_path, timeout=120)
+        line = _one_line_error(done, command, str(db))
+        assert "is damaged: direction must be one of ('minimize', 'maximize'), got 'upward" in line
 
 
 @pytest.mark.fault

@@ -38,14 +38,36 @@ import sys
 from collections.abc import Callable, Sequence
 
 from . import benchmarks, multifidelity, study
-from .usage import UsageError
+from .usage import UsageError, add_setting_arguments, given_settings
 
 __all__ = ["main"]
+
+
+# The settings a run with budgets takes from the command line. It refuses
+# --n-initial-points and --n-candidates itself, with the other options it refuses.
+_BUDGET_SETTINGS = (
+    "surrogate",
+    "random_state",
+    "direction",
+    "storage",
+    "n_initial_points",
+    "n_candidates",
+)
 
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
     if args.command_line is not None or study.is_user_target(args.problem):
         if multifidelity.wants_budgets(args):
+            from ..settings import setting
+
+            refused = [
+                setting(name).flag for name in given_settings(args) if name not in _BUDGET_SETTINGS
+            ]
+            if refused:
+                raise UsageError(
+                    f"{', '.join(refused)} cannot be combined with --budget-param: a "
+                    "multi-fidelity run proposes its configurations with settings of its own"
+                )
             return multifidelity.minimize_user(args)
         return study.minimize_user(args)
     if args.problem is None:
@@ -58,6 +80,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
 def _minimize_arguments(p: argparse.ArgumentParser) -> None:
     from ..bench import PRESETS
 
+    # Listed by --help; a usage line with every option would bury an error's one line.
+    p.usage = "%(prog)s [TARGET] [--command CMD] [options]"
     p.add_argument(
         "problem",
         nargs="?",
@@ -65,18 +89,11 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
         help="a problem name (see `treebo list`), or your objective as "
         "FILE.py:FUNCTION or MODULE:FUNCTION",
     )
-    p.add_argument("--surrogate", default="bwo", help="surrogate name (default: bwo)")
     p.add_argument(
         "--n-calls",
         type=int,
         help="evaluations, the 5 initial points included (default: 100; "
         "a run with --budget-param is limited by --total-budget instead)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        help="seed / repeat index (default: 0 for a problem; "
-        "for your objective a fresh seed, stored with the study)",
     )
     p.add_argument("--preset", choices=PRESETS, default="default")
     p.add_argument(
@@ -85,7 +102,6 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="problem parameter, e.g. lam=0.0001 or instance=466 (repeatable)",
     )
-    p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
     p.add_argument(
         "--out",
         help="append the run's JSON record to OUT/<problem>.jsonl; "
@@ -93,16 +109,25 @@ def _minimize_arguments(p: argparse.ArgumentParser) -> None:
         "the same run with at least --n-calls evaluations (a longer run is appended; "
         "readers keep the longest record)",
     )
-    p.add_argument(
-        "--storage",
-        metavar="FILE",
-        help="SQLite study that records every trial as soon as it is asked and "
-        "told; if FILE already holds this run's study, it is resumed: only the "
-        "evaluations missing to --n-calls (or --total-budget) are made (not with --out)",
-    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     study.add_objective_arguments(p)
     multifidelity.add_budget_arguments(p)
+    add_setting_arguments(
+        p,
+        helps={
+            "random_state": "seed / repeat index (default: 0 for a problem; "
+            "for your objective a fresh seed, stored with the study)",
+            "storage": "SQLite study that records every trial as soon as it is asked and "
+            "told; if FILE already holds this run's study, it is resumed: only the "
+            "evaluations missing to --n-calls (or --total-budget) are made (not with --out)",
+        },
+        defaults={"surrogate": "bwo"},
+        description="The keywords of treebo.Optimizer; a stored study resumes only with the "
+        "settings it was made with. For a benchmark problem they override its preset's "
+        "(--surrogate, --seed and --storage name the run; --n-initial-points, --maximize "
+        "and --resume-pending do not apply); a run with --budget-param takes --surrogate, "
+        "--seed, --maximize and --storage.",
+    )
 
 
 # name -> (help, function adding the subcommand's arguments or None, the subcommand)

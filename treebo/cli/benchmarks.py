@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .usage import UsageError, check_surrogates, parse_params
+from .usage import UsageError, check_surrogates, given_settings, parse_params
 
 if TYPE_CHECKING:
     from ..bench import RunSpec
@@ -99,6 +99,7 @@ def _refuse_objective_options(args: argparse.Namespace) -> None:
         ("--n-initial-points", args.n_initial_points),
         ("--n-jobs", args.n_jobs),
         ("--catch", args.catch),
+        ("--resume-pending", args.resume_pending),
     )
     if given:
         raise UsageError(
@@ -130,6 +131,7 @@ def minimize_problem(args: argparse.Namespace) -> int:
     """``treebo minimize PROBLEM``: one run of a benchmark problem, its record with ``--out``."""
     from .._progress import ProgressBar
     from ..bench import RunSpec, append_record, default_n_initial, run_one
+    from ..bench.presets import OVERRIDABLE
     from ..problems import available_problems, get_problem
     from ..storage import StorageLockedError
 
@@ -150,9 +152,7 @@ def minimize_problem(args: argparse.Namespace) -> int:
         )
     params = parse_params(args.param, per_problem=False)
     get_problem(args.problem, **params)  # fail early on bad parameters
-    overrides = {}
-    if args.n_candidates is not None:
-        overrides["n_candidates"] = args.n_candidates
+    overrides = {k: v for k, v in given_settings(args).items() if k in OVERRIDABLE}
     seed = 0 if args.seed is None else args.seed
     spec = RunSpec(
         args.problem,

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .usage import add_setting_arguments, given_settings
+
 if TYPE_CHECKING:
     from ..history import OptimizeResult
     from ..space import Space
@@ -107,10 +109,6 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="seconds one evaluation may run; a longer one is a failed trial",
     )
-    p.add_argument(
-        "--maximize", action="store_true", help="look for the largest value instead of the smallest"
-    )
-    p.add_argument("--n-initial-points", type=int, help="points of the initial design (default: 5)")
     p.add_argument("--n-jobs", type=int, help="evaluations run at once (default: 1)")
     p.add_argument(
         "--catch",
@@ -122,21 +120,6 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
         "the run (default: every exception is a failed trial, but a run whose "
         "first evaluations all raise the same type stops)",
     )
-
-
-def _settings(args: argparse.Namespace) -> dict:
-    settings: dict[str, Any] = {}
-    if getattr(args, "surrogate", None) is not None:
-        settings["surrogate"] = args.surrogate
-    if getattr(args, "seed", None) is not None:
-        settings["random_state"] = args.seed
-    if getattr(args, "n_initial_points", None) is not None:
-        settings["n_initial_points"] = args.n_initial_points
-    if getattr(args, "n_candidates", None) is not None:
-        settings["n_candidates"] = args.n_candidates
-    if args.maximize:
-        settings["direction"] = "maximize"
-    return settings
 
 
 def objective(
@@ -232,13 +215,12 @@ def minimize_user(args: argparse.Namespace) -> int:
                 func,
                 space,
                 n_calls=DEFAULT_N_CALLS if args.n_calls is None else args.n_calls,
-                storage=args.storage,
                 progress_bar=not args.quiet,
                 n_jobs=args.n_jobs,
                 timeout=timeout,
                 callback=count,
                 catch=catch,
-                **_settings(args),
+                **given_settings(args),
             )
     except StorageLockedError as error:
         print(f"treebo minimize: error: {error}", file=sys.stderr)
@@ -349,18 +331,14 @@ def add_ask_arguments(p: argparse.ArgumentParser) -> None:
         help="search space file, TOML or JSON; needed by the first ask, "
         "checked against the stored one later",
     )
-    p.add_argument("--surrogate", help="surrogate name, for a new study (default: bwo)")
-    p.add_argument("--seed", type=int, help="random seed, for a new study")
-    p.add_argument(
-        "--n-initial-points",
-        type=int,
-        help="points of the initial design, for a new study (default: 5)",
-    )
-    p.add_argument("--n-candidates", type=int, help="Sobol candidates per iteration")
-    p.add_argument(
-        "--maximize", action="store_true", help="a new study looks for the largest value"
-    )
     _wait_argument(p)
+    add_setting_arguments(
+        p,
+        exclude=("storage", "resume_pending"),
+        helps={"random_state": "random seed (default: a fresh one, stored with the study)"},
+        description="The keywords of treebo.Optimizer, for a new study; a stored study is "
+        "asked with its stored settings, and given ones must match them.",
+    )
 
 
 def add_tell_arguments(p: argparse.ArgumentParser) -> None:
@@ -400,8 +378,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from ..shared_study import ask
 
     space = load_space_file(args.space) if args.space else None
-    settings = _settings(args)
-    print(json.dumps(ask(args.storage, space, wait=args.wait, **settings)))
+    print(json.dumps(ask(args.storage, space, wait=args.wait, **given_settings(args))))
     return 0
 
 
@@ -449,10 +426,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         The exit status, 0; errors raise, for :func:`treebo.cli.main` to
         report.
     """
+    from ..settings import settings_from_store
     from ..shared_study import jsonable, read_shared
     from ..space import Space
 
     meta, rows = read_shared(args.storage)
+    settings = settings_from_store(meta, args.storage)
     try:
         names = Space.from_dict(meta.get("space", {}), object_categories="repr").names
     except ValueError as error:
@@ -461,13 +440,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(jsonable(row)))
         return 0
-    maximize = meta.get("settings", {}).get("direction") == "maximize"
+    maximize = settings["direction"] == "maximize"
     counts = {s: sum(r["status"] == s for r in rows) for s in ("complete", "failed", "pending")}
     print(
         f"study {args.storage}: {len(rows)} trials ({counts['complete']} complete, "
         f"{counts['failed']} failed, {counts['pending']} pending); "
-        f"{'maximize' if maximize else 'minimize'}, surrogate "
-        f"{meta.get('settings', {}).get('surrogate')}"
+        f"{settings['direction']}, surrogate {settings['surrogate']}"
     )
     complete = [r for r in rows if r["status"] == "complete"]
     if complete:

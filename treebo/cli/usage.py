@@ -1,14 +1,26 @@
-"""What the ``treebo`` subcommands share: the usage error and the parsing of common values."""
+"""What the ``treebo`` subcommands share: the usage error, the parsing of common values and
+the options of the optimizer's settings."""
 
 from __future__ import annotations
 
+import argparse
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..untrusted import BoundExceededError, load_json
+from ..untrusted import BoundExceededError, excerpt, load_json
 
-__all__ = ["UsageError", "parse_params", "check_surrogates"]
+if TYPE_CHECKING:
+    from ..settings import Allowed, Setting
+
+__all__ = [
+    "UsageError",
+    "parse_params",
+    "check_surrogates",
+    "add_setting_arguments",
+    "given_settings",
+    "setting_dest",
+]
 
 
 class UsageError(ValueError):
@@ -49,3 +61,129 @@ def check_surrogates(names: Sequence[str]) -> list[str]:
     if unknown:
         raise UsageError(f"unknown surrogate(s) {unknown}; choose from {available_surrogates()}")
     return list(names)
+
+
+def add_setting_arguments(
+    p: argparse.ArgumentParser,
+    *,
+    exclude: Sequence[str] = (),
+    helps: Mapping[str, str] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    description: str | None = None,
+) -> None:
+    """An option for each setting of :data:`treebo.settings.SETTINGS`, in a group of ``p``.
+
+    The option is the setting's :attr:`~treebo.settings.Setting.flag`: a
+    yes/no setting is ``--name`` and ``--no-name``, a setting with a
+    ``switch`` an option without a value (``--maximize``), any other an
+    option with a value read by the setting's
+    :attr:`~treebo.settings.Allowed.read` (a word argparse cannot read is a
+    usage error naming the option). An option not given is None, so that
+    :func:`given_settings` leaves its setting out.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+    exclude : sequence of str, default ()
+        Settings the command sets itself (``treebo ask``'s storage).
+    helps : mapping of str to str, optional
+        Help by setting name, where the command says more than the
+        setting's one line (what ``--seed`` means for a benchmark problem).
+    defaults : mapping, optional
+        Option defaults by setting name, for options whose value other code
+        reads even when not given (``--surrogate``).
+    description : str, optional
+        Of the group, in the help.
+    """
+    from ..settings import SETTINGS
+
+    group = p.add_argument_group("optimizer settings", description)
+    names = []
+    for s in SETTINGS:
+        if s.name in exclude:
+            continue
+        text = (helps or {}).get(s.name) or _help(s)
+        if s.switch is not None:
+            group.add_argument(s.flag, action="store_true", help=text)
+        elif s.allowed.read is None:
+            group.add_argument(s.flag, action=argparse.BooleanOptionalAction, help=text)
+        else:
+            group.add_argument(
+                s.flag,
+                type=_reader(s.allowed),
+                metavar=s.allowed.metavar,
+                default=(defaults or {}).get(s.name),
+                help=text,
+            )
+        names.append(s.name)
+    p.set_defaults(setting_options=tuple(names))
+
+
+def given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings whose options :func:`add_setting_arguments` added and that were given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by a parser with the options of :func:`add_setting_arguments`.
+
+    Returns
+    -------
+    dict
+        By setting name, in the order of :data:`~treebo.settings.SETTINGS`:
+        the values the options gave (a switch its ``switch``), and those of
+        options with a ``defaults`` entry. Not checked yet: the optimizer
+        (or the benchmark preset) checks them.
+    """
+    from ..settings import setting
+
+    out = {}
+    for name in getattr(args, "setting_options", ()):
+        s = setting(name)
+        value = getattr(args, setting_dest(s))
+        if s.switch is not None:
+            value = s.switch if value else None
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def setting_dest(s: Setting) -> str:
+    """The attribute of the parsed arguments that holds the option of setting ``s``.
+
+    Parameters
+    ----------
+    s : Setting
+
+    Returns
+    -------
+    str
+        argparse's name for the option: ``"seed"`` for ``--seed``.
+    """
+    return s.flag.lstrip("-").replace("-", "_")
+
+
+def _help(s: Setting) -> str:
+    if s.switch is not None:
+        return s.doc
+    if isinstance(s.default, bool):
+        return f"{s.doc} (default: {'yes' if s.default else 'no'})"
+    return f"{s.doc} (default: {'none' if s.default is None else s.default})"
+
+
+def _reader(allowed: Allowed) -> Callable[[str], Any]:
+    """argparse's ``type`` for a setting: its ``read``, with a message naming what is allowed."""
+    read = allowed.read
+    assert read is not None  # a yes/no setting has no value to read
+    if read in (int, float, str):
+        return read  # argparse says "invalid int value: 'x'"
+
+    def read_word(word: str) -> Any:
+        try:
+            return read(word)
+        except BoundExceededError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{excerpt(word)} is not {allowed.text}") from None
+
+    return read_word
