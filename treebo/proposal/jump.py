@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int, check_real
-from ..acquisition.candidates import jump_candidates
+from ..acquisition.candidates import jump_candidates, rows_within_memory
 from .base import StepData
 from .refine import RefineStep
 
@@ -58,11 +58,15 @@ class JumpStep(RefineStep):
         Returns
         -------
         ndarray of shape (n_jumps, n_columns)
-            At most ``n_jump_candidates`` rows (none when it is 0), each
+            At most ``n_jump_candidates`` rows (none when it is 0; fewer
+            when they would pass
+            :data:`~treebo.acquisition.candidates.CANDIDATE_MEMORY`), each
             differing from ``incumbent`` by at least ``jump_distance`` in some
             column; rows may repeat or be taken already.
         """
-        jumps = jump_candidates(data.space, incumbent[None, :], self.n_jump_candidates, data.rng)
+        # Held to the memory bound of every candidate array, like the pool.
+        n_jumps = min(self.n_jump_candidates, rows_within_memory(data.space.n_columns))
+        jumps = jump_candidates(data.space, incumbent[None, :], n_jumps, data.rng)
         return jumps[np.abs(jumps - incumbent).max(axis=1) >= self.jump_distance]
 
     def candidates(self, data: StepData, incumbent: int) -> np.ndarray:
