@@ -109,14 +109,14 @@ class Setting:
         Its default in ``Optimizer``'s signature (a test checks they agree).
     allowed : Allowed
         The values it takes.
-    doc : str
-        One line for people (the command line's help).
     part : str
         What it configures: :data:`OPTIMIZER`, :data:`PIPELINE` (passed to
         :meth:`ProposalPipeline.from_settings
         <treebo.proposal.ProposalPipeline.from_settings>`), :data:`SURROGATE`,
         :data:`RANDOM_STREAMS` or :data:`STORAGE`.
-    stored : {"settings", "seed", ""}
+    doc : str
+        One line for people (the command line's help).
+    stored : {"settings", "seed", ""}, default "settings"
         How a study stores it: in its settings table, compared when the
         study is resumed (``"settings"``); as the study's seed
         (``"seed"``, by :class:`~treebo.random_streams.RandomStreams`); or
@@ -138,9 +138,9 @@ class Setting:
     name: str
     default: Any
     allowed: Allowed
-    doc: str
     part: str
-    stored: str
+    doc: str
+    stored: str = "settings"
     fixed_in_benchmarks: bool = False
     option: str = ""
     switch: Any = None
@@ -220,9 +220,6 @@ def _read_table(word: str) -> dict:
     return value
 
 
-_TABLE = "a table (a dict; a JSON object on the command line)"
-
-
 def _check_surrogate(value: Any, name: str) -> Any:
     if not isinstance(value, (str, Surrogate)):
         raise ValueError(f"{name} must be a registered name or a Surrogate instance, got {value!r}")
@@ -264,215 +261,90 @@ def _read_failure_value(word: str) -> Any:
 
 
 # -- the declaration ------------------------------------------------------------------------
+_ACQUISITION = Allowed(
+    f"one of {tuple(ACQUISITIONS)}",
+    _check_acquisition,
+    _words({a: a for a in ACQUISITIONS}, f"one of {', '.join(ACQUISITIONS)}"),
+    "{" + ",".join(ACQUISITIONS) + "}",
+)
+_LOCAL_STEPS = Allowed(
+    "'auto', True or False",
+    _check_local_steps,
+    _words({"auto": "auto", "true": True, "false": False}, "one of auto, true, false"),
+    "{auto,true,false}",
+)
+_FAILURE = Allowed(
+    "'worst' or a finite number",
+    lambda v, n: check_failure_value(v),
+    _read_failure_value,
+    "{worst,X}",
+)
+_YES_NO = Allowed("True or False", lambda v, n: bool(v), None)
+_AUTO_INTEGER = _auto_or_integer()
+_INITIAL_DESIGN, _ACQ_OPTIMIZER = _choice(INITIAL_DESIGNS), _choice(ACQ_OPTIMIZERS)
+_Y_TRANSFORM, _RESUME_PENDING = _choice(Y_TRANSFORMS), _choice(RESUME_PENDING)
+_AUTO_NUMBER = _auto_or_number()
+_TABLE = Allowed(
+    "a table (a dict; a JSON object on the command line)", _check_table, _read_table, "JSON"
+)
+
 #: Every setting of :class:`~treebo.Optimizer`, in the order of its signature.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "surrogate",
         "bwo",
         Allowed("a registered surrogate name", _check_surrogate, str, "NAME"),
-        "the surrogate model: a name from `treebo list`",
         SURROGATE,
-        "settings",
+        "the surrogate model: a name from `treebo list`",
         fixed_in_benchmarks=True,  # the run's own surrogate (RunSpec.surrogate)
     ),
+    Setting("acquisition", "ei", _ACQUISITION, PIPELINE, "the acquisition function"),
+    Setting("n_initial_points", 5, _integer(0), OPTIMIZER, "points of the initial design"),
     Setting(
-        "acquisition",
-        "ei",
-        Allowed(
-            f"one of {tuple(ACQUISITIONS)}",
-            _check_acquisition,
-            _words({a: a for a in ACQUISITIONS}, f"one of {', '.join(ACQUISITIONS)}"),
-            "{" + ",".join(ACQUISITIONS) + "}",
-        ),
-        "the acquisition function",
-        PIPELINE,
-        "settings",
+        "initial_design", "sobol", _INITIAL_DESIGN, OPTIMIZER, "how the first points are drawn"
     ),
+    Setting("n_candidates", 50_000, _integer(1), PIPELINE, "Sobol candidates per iteration"),
+    Setting("local_search", True, _YES_NO, PIPELINE, "add neighbours of the best points"),
     Setting(
-        "n_initial_points",
-        5,
-        _integer(0),
-        "points of the initial design before the surrogate is used",
-        OPTIMIZER,
-        "settings",
-    ),
-    Setting(
-        "initial_design",
-        "sobol",
-        _choice(INITIAL_DESIGNS),
-        "scrambled Sobol or uniformly random initial points",
-        OPTIMIZER,
-        "settings",
-    ),
-    Setting(
-        "n_candidates",
-        50_000,
-        _integer(1),
-        "Sobol candidates per iteration",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "local_search",
-        True,
-        Allowed("True or False", lambda v, n: bool(v), None),
-        "add neighbours of the best points to the candidates",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "n_local_candidates",
-        5_000,
-        _integer(0),
-        "Gaussian neighbours of the best points among the candidates",
-        PIPELINE,
-        "settings",
+        "n_local_candidates", 5_000, _integer(0), PIPELINE, "Gaussian neighbours of the best points"
     ),
     Setting(
         "n_jump_candidates",
         2_000,
         _integer(0),
-        "one-dimension jumps from the best points among the candidates",
         PIPELINE,
-        "settings",
+        "one-dimension jumps from the best points",
+    ),
+    Setting("n_local_centers", 5, _integer(1), PIPELINE, "best points the neighbours are around"),
+    Setting(
+        "local_center_spacing", 0.1, _number(), PIPELINE, "least distance between those points"
     ),
     Setting(
-        "n_local_centers",
-        5,
-        _integer(1),
-        "best points the neighbours are drawn around",
-        PIPELINE,
-        "settings",
+        "distance_variance", "auto", _AUTO_NUMBER, PIPELINE, "weight of the variance far from data"
     ),
+    Setting("explore_every", "auto", _AUTO_INTEGER, PIPELINE, "every Nth step explores (0: never)"),
     Setting(
-        "local_center_spacing",
-        0.1,
-        _number(),
-        "least distance between two centres of neighbours",
-        PIPELINE,
-        "settings",
+        "explore_length", 0.1, _number(strict=True), PIPELINE, "length scale of an exploration step"
     ),
+    Setting("jump_every", "auto", _AUTO_INTEGER, PIPELINE, "every Nth step jumps (0: never)"),
+    Setting("jump_distance", 0.25, _number(), PIPELINE, "least move of a jump step (unit cube)"),
+    Setting("local_steps", "auto", _LOCAL_STEPS, PIPELINE, "other steps are local steps (a GP)"),
     Setting(
-        "distance_variance",
-        "auto",
-        _auto_or_number(),
-        "weight of the variance added far from evaluated points",
-        PIPELINE,
-        "settings",
+        "n_box_candidates", 1024, _integer(1), PIPELINE, "Sobol candidates of a local step's box"
     ),
-    Setting(
-        "explore_every",
-        "auto",
-        _auto_or_integer(),
-        "every Nth proposal is an exploration step (0: none)",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "explore_length",
-        0.1,
-        _number(strict=True),
-        "length scale of an exploration step's reversion to the prior",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "jump_every",
-        "auto",
-        _auto_or_integer(),
-        "every Nth proposal is a jump step (0: none)",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "jump_distance",
-        0.25,
-        _number(),
-        "least move of a jump step, in the unit cube",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "local_steps",
-        "auto",
-        Allowed(
-            "'auto', True or False",
-            _check_local_steps,
-            _words({"auto": "auto", "true": True, "false": False}, "one of auto, true, false"),
-            "{auto,true,false}",
-        ),
-        "whether the other proposals are local steps around the best point",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "n_box_candidates",
-        1024,
-        _integer(1),
-        "Sobol candidates of a local step's box",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "max_halvings",
-        3,
-        _integer(0),
-        "halvings of a local step's box before it gives way",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "acq_optimizer",
-        "auto",
-        _choice(ACQ_OPTIMIZERS),
-        "how the acquisition is maximized over the candidates",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "surrogate_params",
-        None,
-        Allowed(_TABLE, _check_table, _read_table, "JSON"),
-        "parameters of the surrogate, a JSON object",
-        SURROGATE,
-        "settings",
-    ),
-    Setting(
-        "acquisition_params",
-        None,
-        Allowed(_TABLE, _check_table, _read_table, "JSON"),
-        "parameters of the acquisition, a JSON object",
-        PIPELINE,
-        "settings",
-    ),
-    Setting(
-        "failure_value",
-        "worst",
-        Allowed(
-            "'worst' or a finite number",
-            lambda v, n: check_failure_value(v),
-            _read_failure_value,
-            "{worst,X}",
-        ),
-        "what the surrogate sees at failed evaluations: worst, or a number",
-        OPTIMIZER,
-        "settings",
-    ),
-    Setting(
-        "y_transform",
-        "auto",
-        _choice(Y_TRANSFORMS),
-        "how values become the surrogate's targets",
-        OPTIMIZER,
-        "settings",
-    ),
+    Setting("max_halvings", 3, _integer(0), PIPELINE, "halvings of that box before it gives way"),
+    Setting("acq_optimizer", "auto", _ACQ_OPTIMIZER, PIPELINE, "how the acquisition is maximized"),
+    Setting("surrogate_params", None, _TABLE, SURROGATE, "parameters of the surrogate"),
+    Setting("acquisition_params", None, _TABLE, PIPELINE, "parameters of the acquisition"),
+    Setting("failure_value", "worst", _FAILURE, OPTIMIZER, "what the model sees at failed points"),
+    Setting("y_transform", "auto", _Y_TRANSFORM, OPTIMIZER, "how values become model targets"),
     Setting(
         "random_state",
         None,
         Allowed("an integer >= 0", _check_seed, int, "N"),
-        "random seed",
         RANDOM_STREAMS,
-        "seed",
+        "random seed",
+        stored="seed",
         fixed_in_benchmarks=True,  # the run's seed
         option="--seed",
     ),
@@ -480,18 +352,18 @@ SETTINGS: tuple[Setting, ...] = (
         "storage",
         None,
         Allowed("a path", _check_storage, str, "FILE"),
-        "SQLite file that records the study; one that holds it resumes it",
         STORAGE,
-        "",
+        "SQLite file that records the study; one that holds it resumes it",
+        stored="",
         fixed_in_benchmarks=True,  # where a run is recorded, not how it runs
     ),
     Setting(
         "resume_pending",
         "retry",
-        _choice(RESUME_PENDING),
-        "what a resumed study does with trials asked and never told",
+        _RESUME_PENDING,
         OPTIMIZER,
-        "",
+        "what a resumed study does with trials asked and never told",
+        stored="",
         # A benchmark run resumed from its storage must replay the uninterrupted one.
         fixed_in_benchmarks=True,
     ),
@@ -499,9 +371,8 @@ SETTINGS: tuple[Setting, ...] = (
         "direction",
         "minimize",
         _choice(DIRECTIONS),
-        "look for the largest value instead of the smallest",
         OPTIMIZER,
-        "settings",
+        "look for the largest value instead of the smallest",
         fixed_in_benchmarks=True,  # regret is measured on problems that are minimized
         option="--maximize",
         switch="maximize",
