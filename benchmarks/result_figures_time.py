@@ -1,7 +1,7 @@
 """Seconds to look at a result: refit, partial dependence, importance, figures, report.
 
 For a study of N told trials on D real dimensions (the BwO forest), each step
-of :mod:`treebo.inspection`, :mod:`treebo.plotting` and :mod:`treebo.report`
+of :mod:`treebo.results.inspection`, :mod:`treebo.plotting` and :mod:`treebo.results.report`
 is timed and divided by the time of one ``Optimizer.ask()`` at the same N,
 measured in the same run (the ``per ask`` column), so the figures survive a
 noisy machine. A second baseline shows what computing the curves in one
@@ -27,14 +27,14 @@ import numpy as np
 import treebo
 from treebo import Optimizer, Real
 from treebo.acquisition import sobol_candidates
-from treebo.inspection import (
+from treebo.results.inspection import (
     dimension_grid,
     fit_surrogate,
     parameter_importance,
     partial_dependence,
     partial_dependence_2d,
 )
-from treebo.io import read_result
+from treebo.results.io import read_result
 
 
 def _study(path: str, n: int, dims: int, seed: int) -> Optimizer:
@@ -131,7 +131,7 @@ def main() -> None:
             import matplotlib.pyplot as plt
 
             from treebo.plotting import plot_objective
-            from treebo.report import report_html
+            from treebo.results.report import report_html
 
             def objective_png():
                 fig = plot_objective(result, model=model)

@@ -130,7 +130,7 @@ def test_to_dataframe_has_a_row_per_trial_and_a_column_per_dimension():
 
 def test_to_dataframe_of_a_stored_study_has_origins_and_timings(tmp_path):
     pd = pytest.importorskip("pandas")
-    from treebo.io import read_result
+    from treebo.results.io import read_result
 
     _conditional_study(tmp_path / "s.db")
     frame = read_result(tmp_path / "s.db").to_dataframe()

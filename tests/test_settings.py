@@ -11,9 +11,9 @@ import pytest
 from treebo import Optimizer, Real
 from treebo.bench import RunSpec, minimize_settings
 from treebo.cli import main
-from treebo.io import read_result
 from treebo.problems import get_problem
 from treebo.proposal import ProposalPipeline
+from treebo.results.io import read_result
 from treebo.settings import (
     PIPELINE,
     SETTINGS,

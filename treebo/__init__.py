@@ -51,16 +51,16 @@ _LAZY_NAMES = {
     "make_surrogate": "treebo.surrogates",
     "available_surrogates": "treebo.surrogates",
     "Prediction": "treebo.surrogates",
-    "dump": "treebo.io",
-    "load": "treebo.io",
+    "dump": "treebo.results.io",
+    "load": "treebo.results.io",
 }
 
 if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
     from .history import OptimizeResult, Trial
-    from .io import dump, load
     from .loop import minimize
     from .multifidelity import minimize_multifidelity
     from .optimizer import Optimizer
+    from .results.io import dump, load
     from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
     from .surrogates import Prediction, available_surrogates, make_surrogate
 

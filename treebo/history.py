@@ -160,7 +160,7 @@ class OptimizeResult(_ScipyResult):
     message : str
         Why the run ended.
 
-    A result read from a storage file (:func:`treebo.io.read_result`) also
+    A result read from a storage file (:func:`treebo.results.io.read_result`) also
     has ``numbers``, ``origins``, ``eval_time``, ``asked_at`` and
     ``told_at`` per evaluated point.
     """

@@ -10,7 +10,7 @@ of ``Optimizer``'s signature, and everything that handles settings walks it:
 * :func:`check_settings` checks the optimizer's keywords;
 * :func:`settings_to_store` writes the settings a study stores, and
   :func:`settings_from_store` reads them back as the keywords that reproduce
-  the study (``treebo ask`` and ``treebo show``, :func:`treebo.io.read_result`
+  the study (``treebo ask`` and ``treebo show``, :func:`treebo.results.io.read_result`
   and the inspection functions read a study through it);
 * the benchmark presets (:func:`treebo.bench.minimize_settings`) accept an
   override of each setting that is not ``fixed_in_benchmarks``;

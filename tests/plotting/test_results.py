@@ -12,17 +12,17 @@ matplotlib = pytest.importorskip(
 matplotlib.use("Agg")
 
 from treebo import Binary, Categorical, Integer, Real, minimize  # noqa: E402
-from treebo.inspection import (  # noqa: E402
-    fit_surrogate,
-    parameter_importance,
-    partial_dependence,
-    partial_dependence_2d,
-)
 from treebo.plotting import (  # noqa: E402
     plot_convergence,
     plot_evaluations,
     plot_importance,
     plot_objective,
+)
+from treebo.results.inspection import (  # noqa: E402
+    fit_surrogate,
+    parameter_importance,
+    partial_dependence,
+    partial_dependence_2d,
 )
 
 SPACE = {

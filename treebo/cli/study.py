@@ -529,7 +529,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         be written) raise ``ValueError`` before the page is made.
     """
     from ..files import WriteError, check_output_file
-    from ..report import write_report
+    from ..results.report import write_report
 
     if not Path(args.storage_file).is_file():
         raise ValueError(f"storage file {args.storage_file!r} does not exist")

@@ -1,12 +1,12 @@
 """Figures of a study's result: convergence, partial dependence, evaluations, importance.
 
 Every function takes an :class:`~treebo.history.OptimizeResult` or the path
-of a storage file (read with :func:`treebo.io.read_result`) and returns a
+of a storage file (read with :func:`treebo.results.io.read_result`) and returns a
 ``matplotlib.figure.Figure`` made with pyplot (so ``plt.show()`` shows it and
 a notebook displays it); save it with ``fig.savefig("name.png")`` and close
 it with ``plt.close(fig)`` when drawing many. The
 partial dependence and the importance come from a refit of the study's
-surrogate (see :mod:`treebo.inspection`, which computes the numbers without
+surrogate (see :mod:`treebo.results.inspection`, which computes the numbers without
 matplotlib).
 
 Axes: a real or integer dimension is drawn at its values (on a log axis for a
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..history import OptimizeResult
-from ..inspection import (
+from ..results.inspection import (
     Importance,
     dimension_grid,
     fit_surrogate,
@@ -34,7 +34,7 @@ from ..inspection import (
     partial_dependence,
     partial_dependence_2d,
 )
-from ..io import as_result
+from ..results.io import as_result
 from ..space import Space
 
 if TYPE_CHECKING:
@@ -144,8 +144,8 @@ def plot_objective(
     """The partial dependence of the objective, one dimension and every pair.
 
     On the diagonal, the partial dependence on each dimension
-    (:func:`~treebo.inspection.partial_dependence`); below it, the partial
-    dependence on each pair (:func:`~treebo.inspection.partial_dependence_2d`)
+    (:func:`~treebo.results.inspection.partial_dependence`); below it, the partial
+    dependence on each pair (:func:`~treebo.results.inspection.partial_dependence_2d`)
     as a colour map with the evaluated points (black) and the best point (red
     star); the red dashed lines mark the best point. All from one refit of
     the study's surrogate.
@@ -157,7 +157,7 @@ def plot_objective(
         The dimensions to show, in this order; by default all.
     model : object with ``predict(X)``, optional
         A fitted model of the objective on encoded points; by default
-        :func:`~treebo.inspection.fit_surrogate`.
+        :func:`~treebo.results.inspection.fit_surrogate`.
     n_points, n_samples : int
         Grid points of a real dimension and Sobol samples of the others for
         the 1-D curves.
@@ -309,11 +309,11 @@ def plot_importance(
     ----------
     result : OptimizeResult, path or Importance
         A result (the importance is computed with
-        :func:`~treebo.inspection.parameter_importance`) or an importance
+        :func:`~treebo.results.inspection.parameter_importance`) or an importance
         already computed.
     ax : matplotlib Axes, optional
     model : object with ``predict(X)``, optional
-        As for :func:`~treebo.inspection.parameter_importance`.
+        As for :func:`~treebo.results.inspection.parameter_importance`.
     random_state : int, optional
 
     Returns

@@ -20,13 +20,13 @@ from scipy.stats import rankdata
 from sklearn.base import clone
 from sklearn.model_selection._search import BaseSearchCV, _yield_masked_array_for_each_param
 
-from ._checks import check_int
-from .history import Trial
-from .optimizer import Optimizer
-from .parallel import Job, Workers, run_evaluations
-from .parallel.executors import InlineExecutor
-from .space import Categorical, Dimension, Space, SpaceExhausted
-from .targets import check_strategy
+from .._checks import check_int
+from ..history import Trial
+from ..optimizer import Optimizer
+from ..parallel import Job, Workers, run_evaluations
+from ..parallel.executors import InlineExecutor
+from ..space import Categorical, Dimension, Space, SpaceExhausted
+from ..targets import check_strategy
 
 __all__ = ["TreeBOSearchCV"]
 

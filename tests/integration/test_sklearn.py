@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from treebo import Categorical, Real
-from treebo.sklearn import TreeBOSearchCV
+from treebo.integration.sklearn import TreeBOSearchCV
 
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)

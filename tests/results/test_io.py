@@ -8,7 +8,7 @@ import pytest
 
 import treebo
 from treebo import Binary, Categorical, Integer, Optimizer, Real, minimize
-from treebo.io import as_result, dump, load, read_result
+from treebo.results.io import as_result, dump, load, read_result
 
 
 class Marker:  # a category without a literal repr

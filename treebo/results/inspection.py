@@ -48,14 +48,14 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._checks import check_int
-from .acquisition import sobol_candidates
-from .history import OptimizeResult
+from .._checks import check_int
+from ..acquisition import sobol_candidates
+from ..history import OptimizeResult
+from ..space import Dimension, Space
 from .io import as_result
-from .space import Dimension, Space
 
 if TYPE_CHECKING:
-    from .surrogates import Surrogate
+    from ..surrogates import Surrogate
 
 __all__ = [
     "fit_surrogate",
@@ -423,7 +423,7 @@ def _surrogate(result: OptimizeResult, surrogate: str | Surrogate | None) -> Sur
     """An unfitted surrogate: ``surrogate``, or the study's, or the fallback."""
     from sklearn.base import clone
 
-    from .surrogates import Surrogate, available_surrogates, make_surrogate
+    from ..surrogates import Surrogate, available_surrogates, make_surrogate
 
     if isinstance(surrogate, Surrogate):
         return clone(surrogate)

@@ -8,7 +8,7 @@ import pytest
 
 from treebo import Binary, Categorical, Integer, Real, Space, minimize
 from treebo.history import OptimizeResult
-from treebo.inspection import (
+from treebo.results.inspection import (
     dimension_grid,
     fit_surrogate,
     parameter_importance,

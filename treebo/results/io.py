@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import write_atomically
-from .history import OptimizeResult
-from .space import Space
+from ..files import write_atomically
+from ..history import OptimizeResult
+from ..space import Space
 
 __all__ = ["dump", "load", "read_result", "as_result"]
 
@@ -60,7 +60,7 @@ def dump(result: OptimizeResult, path: str | os.PathLike) -> None:
     if not isinstance(result, OptimizeResult):
         raise ValueError(f"result must be an OptimizeResult, got {type(result).__name__}")
     path = Path(path)
-    from . import __version__
+    from .. import __version__
 
     payload = {
         "format": _DUMP_FORMAT,
@@ -154,8 +154,8 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     a number, ``None``, a tuple of those) comes back as that value, any
     other category as its ``repr`` string.
     """
-    from .settings import settings_from_store
-    from .storage import read_study
+    from ..settings import settings_from_store
+    from ..storage import read_study
 
     study = read_study(path)
     meta = study["meta"]

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .files import write_atomically
-from .history import OptimizeResult
+from ..files import write_atomically
+from ..history import OptimizeResult
 from .io import as_result
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def report_html(
     str
         A complete HTML document.
     """
-    from ._checks import check_int
+    from .._checks import check_int
 
     max_dimensions = check_int(max_dimensions, "max_dimensions")
     dpi = check_int(dpi, "dpi", 10)
@@ -94,7 +94,7 @@ def report_html(
     parts += _figures(result, max_dimensions, dpi, random_state)
     parts.append(_trial_table(result))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    from . import __version__
+    from .. import __version__
 
     parts.append(
         f'<p class="note">Written by treebo {html.escape(__version__)} on {html.escape(stamp)}.</p>'
@@ -179,13 +179,13 @@ def _summary(result: OptimizeResult) -> str:
 def _figures(
     result: OptimizeResult, max_dimensions: int, dpi: int, random_state: int | None
 ) -> list[str]:
-    from .inspection import fit_surrogate, parameter_importance
-    from .plotting.results import (
+    from ..plotting.results import (
         plot_convergence,
         plot_evaluations,
         plot_importance,
         plot_objective,
     )
+    from .inspection import fit_surrogate, parameter_importance
 
     values = np.asarray(result.func_vals, dtype=float)
     out = ["<h2>Figures</h2>"]

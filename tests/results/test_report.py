@@ -16,7 +16,7 @@ matplotlib = pytest.importorskip(
 )
 matplotlib.use("Agg")
 
-from treebo.report import report_html, write_report  # noqa: E402
+from treebo.results.report import report_html, write_report  # noqa: E402
 
 SPACE = {
     "lr": Real(1e-4, 1.0, "log-uniform"),
