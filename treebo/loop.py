@@ -11,7 +11,6 @@ after every evaluation.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,14 +23,15 @@ from .history import OptimizeResult, Trial
 from .optimizer import Optimizer
 from .parallel import resolve_executor, run_evaluations
 from .parallel.scheduler import Job, Workers
+from .settings import SETTINGS
 from .space import SpaceExhausted
 from .storage import InMemoryStorage
 from .targets import check_strategy
 
-__all__ = ["minimize", "OptimizerJobs", "interrupted_message"]
+__all__ = ["minimize", "OptimizerJobs", "interrupted_message", "study_location"]
 
 #: The keyword arguments minimize passes on to the Optimizer.
-_OPTIMIZER_SETTINGS = frozenset(inspect.signature(Optimizer).parameters) - {"dimensions"}
+_OPTIMIZER_SETTINGS = frozenset(setting.name for setting in SETTINGS)
 
 #: The fewest first evaluations failing the same way that stop a run (unless the run is
 #: shorter): a run with fewer initial points than this is not stopped by one or two failures.
@@ -197,7 +197,7 @@ def minimize(
             max_retries=max_retries,
         )
         n_abort = max(1, min(max(optimizer.n_initial_points, MIN_SYSTEMATIC), budget))
-        watch = FailureWatch(optimizer, n_abort, catch, _where(optimizer))
+        watch = FailureWatch(optimizer, n_abort, catch, study_location(optimizer))
         progress = _Progress(watch, n_calls, callbacks, verbose, progress_bar)
         jobs = OptimizerJobs(watch, budget, x0, strategy, progress.after)
         try:
@@ -306,8 +306,17 @@ def interrupted_message(optimizer: Optimizer, stored: bool) -> str:
     )
 
 
-def _where(optimizer: Optimizer) -> str:
-    """How failure messages name the study: ``" in study.db"``, or nothing in memory."""
+def study_location(optimizer: Optimizer) -> str:
+    """How messages name the optimizer's study: ``" in study.db"``, or nothing in memory.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+
+    Returns
+    -------
+    str
+    """
     in_memory = isinstance(optimizer.storage, InMemoryStorage)
     return "" if in_memory else f" in {optimizer.storage.name}"
 

@@ -20,12 +20,11 @@ import numpy as np
 
 from ..failures import FailureWatch
 from ..history import OptimizeResult, Trial
-from ..loop import MIN_SYSTEMATIC
+from ..loop import MIN_SYSTEMATIC, study_location
 from ..optimizer import Optimizer
 from ..parallel import Job as DriverJob
 from ..parallel import Workers, run_evaluations
 from ..space import Space
-from ..storage import InMemoryStorage
 from ..targets import training_values
 from .checkpoints import Checkpoint, checkpoint_path
 from .plan import BudgetedPoints, RunOptions, RunPlan
@@ -85,8 +84,7 @@ class RungJobs:
         self.points = BudgetedPoints(space, self.budget_dim.name)
         budgets = sorted({b for bracket in plan.brackets for b in bracket.budgets})
         self.rung_columns = self.budget_dim.encode(budgets)[:, 0]
-        in_memory = isinstance(optimizer.storage, InMemoryStorage)
-        self.where = "" if in_memory else f" in {optimizer.storage.name}"
+        self.where = study_location(optimizer)
         self.watch = FailureWatch(optimizer, MIN_SYSTEMATIC, options.catch, self.where)
         self.sign = -1.0 if optimizer.direction == "maximize" else 1.0
         self.checkpoint_dir = options.checkpoint_dir
