@@ -76,19 +76,7 @@ def test_branch_component_equals_the_brute_force_posterior_of_the_new_leaf():
             )
             _, _, cov, H = joint_gaussian(model, 0, X, y, extra)
             m, c = condition(cov, H, y, hyper.mu[0], sigma_y2, np.arange(6))
-            mean, var = exact_component(
-                np.array([t]),
-                tau_p,
-                tau_j,
-                post.mA[j],
-                post.vA[j],
-                post.mL[j],
-                post.vL[j],
-                sigma_h2,
-                sigma_y2,
-                gamma,
-                np.inf,
-            )
+            mean, var = exact_component(np.array([t]), j, nodes, hyper, post, np.inf)
             assert abs(mean[0] - m[n + 1]) < 1e-10
             assert abs(var[0] - (c[n + 1, n + 1] + sigma_y2)) < 1e-10
             checked += 1

@@ -49,19 +49,7 @@ def _per_point_tree(model, tree, x, mode, lifetime):
                     post.vQ[j] + sigma_y2 + sigma_h2 * (sig(gamma * t) - sig(gamma * tau_p)),
                 )
             else:
-                m, v = exact_component(
-                    np.array([t]),
-                    tau_p,
-                    nodes.tau[j],
-                    post.mA[j],
-                    post.vA[j],
-                    post.mL[j],
-                    post.vL[j],
-                    sigma_h2,
-                    sigma_y2,
-                    gamma,
-                    lifetime,
-                )
+                m, v = exact_component(np.array([t]), j, nodes, hyper, post, lifetime)
                 comp = (mu + m[0], v[0])
             components.append((mass * p, *comp))
             mass *= 1 - p

@@ -52,22 +52,37 @@ class Nodes:
         return np.where(self.parent >= 0, self.tau[np.maximum(self.parent, 0)], 0.0)
 
 
+@dataclass(frozen=True)
+class StoppingRules:
+    """When a node becomes a leaf instead of splitting.
+
+    It does if its split time would exceed ``lifetime``, if it has fewer
+    than ``min_samples_split`` distinct training points or no extent, if it
+    is at ``max_depth`` (None: no limit), or, with ``stop_pure``, if all its
+    targets are equal.
+    """
+
+    lifetime: float
+    min_samples_split: int
+    max_depth: int | None
+    stop_pure: bool
+
+
 def grow_forest(
     X: np.ndarray,
     y: np.ndarray,
     counts: np.ndarray | None,
     n_trees: int,
     rng: np.random.Generator,
-    lifetime: float,
-    min_samples_split: int,
-    max_depth: int | None,
-    stop_pure: bool,
+    rules: StoppingRules,
 ) -> Nodes:
     """Sample ``n_trees`` Mondrian trees restricted to the data's boxes.
 
-    The frontier of every tree is processed together: training rows are kept
-    sorted by the frontier node they are in, so node statistics are segment
-    reductions and a split is a stable partition of the segment.
+    ``counts`` (n_trees, n_samples) are bootstrap counts, used as weights
+    (None: every tree has every point once). The frontier of every tree is
+    processed together: training rows are kept sorted by the frontier node
+    they are in, so node statistics are segment reductions and a split is a
+    stable partition of the segment.
     """
     n_samples, n_features = X.shape
     if counts is None:
@@ -100,10 +115,10 @@ def grow_forest(
         extent = upper - lower
         linear_dim = extent.sum(axis=1)
 
-        can_split = (n_rows >= min_samples_split) & (linear_dim > 0)
-        if max_depth is not None and depth >= max_depth:
+        can_split = (n_rows >= rules.min_samples_split) & (linear_dim > 0)
+        if rules.max_depth is not None and depth >= rules.max_depth:
             can_split[:] = False
-        if stop_pure:
+        if rules.stop_pure:
             can_split &= y_min < y_max
         # Three draws per frontier node, always, so the stream is consumed
         # the same way whichever nodes split.
@@ -112,8 +127,8 @@ def grow_forest(
         u_loc = rng.random(k)
         with np.errstate(divide="ignore", invalid="ignore"):
             tau = frontier_tau_parent + e / linear_dim
-        split = can_split & (tau < lifetime)
-        tau = np.where(split, tau, lifetime)
+        split = can_split & (tau < rules.lifetime)
+        tau = np.where(split, tau, rules.lifetime)
 
         # Dimension d with probability extent_d / Lambda: the first whose
         # cumulative extent exceeds u * Lambda (zero-extent dimensions never

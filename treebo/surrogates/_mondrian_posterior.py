@@ -152,17 +152,7 @@ def belief_propagation(nodes: Nodes, hyper: Hyper) -> Posterior:
 
 
 def exact_component(
-    t: _Values,
-    tau_parent: _Values,
-    tau: _Values,
-    mA: _Values,
-    vA: _Values,
-    mL: _Values,
-    vL: _Values,
-    sigma_h2: _Values,
-    sigma_y2: _Values,
-    gamma: _Values,
-    lifetime: float,
+    t: _Values, j: int, nodes: Nodes, hyper: Hyper, posterior: Posterior, lifetime: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Predictive (mean, variance) of a new leaf holding ``x``, cut off above node j at time t.
 
@@ -177,10 +167,12 @@ def exact_component(
     :mod:`treebo.surrogates._mondrian_prediction`, which computes the same
     with per-node constants folded in.
     """
-    v_down = vA + sigma_h2 * sigmoid_diff(gamma * t, gamma * tau_parent)
-    v_up = vL + sigma_h2 * sigmoid_diff(gamma * tau, gamma * t)
+    tree = nodes.tree[j]
+    gamma, sigma_h2 = hyper.gamma[tree], hyper.sigma_h2[tree]
+    v_down = posterior.vA[j] + sigma_h2 * sigmoid_diff(gamma * t, gamma * nodes.tau_parent[j])
+    v_up = posterior.vL[j] + sigma_h2 * sigmoid_diff(gamma * nodes.tau[j], gamma * t)
     precision_down, precision_up = 1.0 / v_down, 1.0 / v_up
     variance = 1.0 / (precision_down + precision_up)
-    mean = (mA * precision_down + mL * precision_up) * variance
-    variance += sigma_h2 * sigmoid_diff(gamma * lifetime, gamma * t) + sigma_y2
+    mean = (posterior.mA[j] * precision_down + posterior.mL[j] * precision_up) * variance
+    variance += sigma_h2 * sigmoid_diff(gamma * lifetime, gamma * t) + hyper.sigma_y2[tree]
     return mean, variance

@@ -79,6 +79,8 @@ class Arrays:
     moment). Per tree: ``root``, ``shift``, ``noise`` (a variance every
     component has, added to the tree's variance at the end) and
     ``constant`` (a degenerate tree predicts ``(shift, 0)`` everywhere).
+    And the ``mode`` the components are of, and whether the lifetime is
+    finite.
     """
 
     left: np.ndarray
@@ -95,6 +97,8 @@ class Arrays:
     shift: np.ndarray
     noise: np.ndarray
     constant: np.ndarray
+    mode: str
+    finite_lifetime: bool
 
 
 def prediction_arrays(
@@ -175,16 +179,13 @@ def prediction_arrays(
         shift=hyper.mu,
         noise=np.zeros(n_trees) if mode == "skgarden" else hyper.sigma_y2,
         constant=hyper.degenerate & (mode != "skgarden"),
+        mode=mode,
+        finite_lifetime=math.isfinite(lifetime),
     )
 
 
 def _bayes_components(
-    fields: dict,
-    mode: str,
-    finite_lifetime: bool,
-    node: np.ndarray,
-    eta: np.ndarray,
-    span: np.ndarray,
+    arrays: Arrays, node: np.ndarray, eta: np.ndarray, span: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Component (mean about the shift, second moment) of a cut at each point's node.
 
@@ -201,14 +202,14 @@ def _bayes_components(
         sig(g t) - sig(g tau_p) = -c expm1(-g e) / (1 + exp(-g t)),  c = e_p / (1 + e_p)
         sig(g tau) - sig(g t) = -exp(-g t) expm1(g (t - tau)) / ((1 + exp(-g tau))(1 + exp(-g t)))
     """
-    take = {key: value.take(node) for key, value in fields.items()}
+    take = {key: value.take(node) for key, value in arrays.fields.items()}
     e = _truncated_exponential_mean(eta, span)
     gamma_e = take["gamma"] * e
     em = np.expm1(-gamma_e)
     e_t = take["e_parent"] * (1.0 + em)
     inv_t = 1.0 / (1.0 + e_t)
     v_down = -take["c_down"] * em * inv_t  # sigma_h2 [sig(gamma t) - sig(gamma tau_parent)]
-    if mode == "reference":
+    if arrays.mode == "reference":
         mean = take["mean"]
         variance = take["var"] + v_down
         return mean, variance + mean**2
@@ -222,7 +223,7 @@ def _bayes_components(
     mean = (take["mA"] * precision_down + take["mL"] * precision_up) * variance
     # The new leaf's own prior variance, sigma_h2 [sig(gamma lifetime) - sig(gamma t)]
     # (c_life = sigma_h2 under an infinite lifetime).
-    if finite_lifetime:
+    if arrays.finite_lifetime:
         variance -= take["c_life"] * e_t * np.expm1(gamma_e - take["lifetime_gap"])
     else:
         variance += take["c_life"] * e_t
@@ -285,12 +286,12 @@ class _Climbers:
 
 
 def _start_climb(
-    arrays: Arrays, mode: str, leaves: np.ndarray, index: np.ndarray, rows: np.ndarray
+    arrays: Arrays, leaves: np.ndarray, index: np.ndarray, rows: np.ndarray
 ) -> _Climbers:
     """Pairs at their leaves, about to climb."""
     # skgarden: the leaf takes the mass left over and cuts start at its
     # parent; the Bayesian modes let the leaf cut too.
-    node = arrays.parent.take(leaves) if mode == "skgarden" else leaves
+    node = arrays.parent.take(leaves) if arrays.mode == "skgarden" else leaves
     return _Climbers(
         node, arrays.leaf_mean.take(leaves), arrays.leaf_second.take(leaves), index, rows
     )
@@ -298,8 +299,6 @@ def _start_climb(
 
 def _climb(
     arrays: Arrays,
-    mode: str,
-    finite_lifetime: bool,
     pairs: _Climbers,
     out_first: np.ndarray,
     out_second: np.ndarray,
@@ -325,6 +324,7 @@ def _climb(
     ``pairs.rows``, the latter all zeros.
     """
     box, span, parent, fields = arrays.box, arrays.span, arrays.parent, arrays.fields
+    mode = arrays.mode
     node, first, second, index, rows = (
         pairs.node,
         pairs.first,
@@ -360,7 +360,7 @@ def _climb(
             # The components stay finite inside the box (eta = 0), where the
             # weight is 0.
             node_span = span.take(node)
-            mean, moment = _bayes_components(fields, mode, finite_lifetime, node, eta, node_span)
+            mean, moment = _bayes_components(arrays, node, eta, node_span)
             node_span *= eta
             weight = np.expm1(-node_span, out=node_span)
             mean -= first
@@ -388,9 +388,7 @@ def _climb(
                 return _Climbers(node, first, second, index, rows)
 
 
-def predict_trees(
-    arrays: Arrays, mode: str, finite_lifetime: bool, trees: np.ndarray, X: np.ndarray
-) -> MixtureMoments:
+def predict_trees(arrays: Arrays, trees: np.ndarray, X: np.ndarray) -> MixtureMoments:
     """Mixture moments over ``trees`` at the points ``X``."""
     n = X.shape[0]
     moments = MixtureMoments(n)
@@ -402,7 +400,6 @@ def predict_trees(
     Xd = np.concatenate([X, -X], axis=1)
     work = np.empty((max(block * min(group, trees.size), _HAND_BACK * _BATCH), Xd.shape[1]))
     zeros = np.zeros_like(work)
-    args = (arrays, mode, finite_lifetime)
     # Results of _BATCH trees at a time; their climbs' last pairs finish together.
     batch = max(group, _BATCH)
     for b in range(0, trees.size, batch):
@@ -422,8 +419,8 @@ def predict_trees(
                 rows = Xd[start:stop]
                 if walkers.size > 1:
                     rows = np.tile(rows, (walkers.size, 1))
-                pairs = _start_climb(arrays, mode, leaves, index, rows)
-                rest = _climb(*args, pairs, first, second, work, zeros, hand_back=_HAND_BACK)
+                pairs = _start_climb(arrays, leaves, index, rows)
+                rest = _climb(arrays, pairs, first, second, work, zeros, hand_back=_HAND_BACK)
                 if rest is not None:
                     stragglers.append(rest)
         if stragglers:
@@ -433,7 +430,7 @@ def predict_trees(
                 if pairs.node.size <= work.shape[0]
                 else (np.empty_like(pairs.rows), np.zeros_like(pairs.rows))
             )
-            _climb(*args, pairs, first, second, *scratch)
+            _climb(arrays, pairs, first, second, *scratch)
         first = first.reshape(members.size, n)
         second = second.reshape(members.size, n)
         for slot, tree in enumerate(members):

@@ -63,7 +63,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ._mondrian_growth import grow_forest
+from ._mondrian_growth import StoppingRules, grow_forest
 from ._mondrian_posterior import belief_propagation, hyperparameters
 from ._mondrian_prediction import predict_trees, prediction_arrays
 from .base import (
@@ -198,17 +198,13 @@ class MondrianForestSurrogate(Surrogate):
         counts = None
         if self.bootstrap:
             counts = rng.multinomial(n_samples, np.full(n_samples, 1.0 / n_samples), size=n_trees)
-        nodes = grow_forest(
-            X,
-            y,
-            counts,
-            n_trees,
-            rng,
-            lifetime,
-            int(self.min_samples_split),
-            self.max_depth,
+        rules = StoppingRules(
+            lifetime=lifetime,
+            min_samples_split=int(self.min_samples_split),
+            max_depth=self.max_depth,
             stop_pure=self.mode == "skgarden",
         )
+        nodes = grow_forest(X, y, counts, n_trees, rng, rules)
         hyper = hyperparameters(nodes, n_trees, n_features)
         posterior = None if self.mode == "skgarden" else belief_propagation(nodes, hyper)
         self._nodes, self._hyper, self._posterior = nodes, hyper, posterior
@@ -223,13 +219,7 @@ class MondrianForestSurrogate(Surrogate):
         }
 
     def _predict_dist(self, X: np.ndarray) -> Prediction:
-        accumulate = partial(
-            predict_trees,
-            self._arrays,
-            self.mode,
-            math.isfinite(self.lifetime),
-            X=np.ascontiguousarray(X),
-        )
+        accumulate = partial(predict_trees, self._arrays, X=np.ascontiguousarray(X))
         # One BLAS thread: the only BLAS call is a (points x 2D) matrix-vector
         # product, which threads slow down on a shared machine.
         with threadpool_limits(limits=1, user_api="blas"):
