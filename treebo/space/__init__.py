@@ -28,7 +28,8 @@ conditions
     ``active_if`` checked against a space, parents-first order, counting points.
 description
     Dimensions from descriptions: :meth:`Space.to_dict`'s form, a space file's,
-    the shorthand ``(low, high)`` and ``[values]``.
+    the shorthand ``(low, high)`` and ``[values]``, the list or dict a
+    :class:`Space` is built from.
 points
     The form of user-facing points (lists, or dicts by name): their values in
     the space's order, and points made from decoded values.

@@ -1,7 +1,8 @@
 """Dimensions from descriptions: a space's dict form, a space file, a shorthand.
 
 :func:`dimension_from_spec` reads the shorthand :class:`~treebo.space.Space`
-accepts for one dimension. :func:`read_description` reads a whole space; two
+accepts for one dimension, :func:`named_dimensions` the list or dict of them
+it is built from. :func:`read_description` reads a whole space; two
 forms are read (see :meth:`Space.from_dict <treebo.space.Space.from_dict>`):
 
 - *dumped*, as :meth:`Space.to_dict <treebo.space.Space.to_dict>` writes it
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import numbers
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..untrusted import BoundExceededError, excerpt, literal, shorten_reprs
@@ -71,6 +72,64 @@ def dimension_from_spec(spec: Any, name: str) -> Dimension:
         f"dimension {name!r}: cannot make a dimension from {spec!r}; use Real, "
         "Integer, Categorical or Binary"
     )
+
+
+def named_dimensions(
+    dimensions: Sequence[Any] | Mapping[str, Any],
+) -> tuple[list[Dimension], list[str], bool]:
+    """The named dimensions of :class:`~treebo.space.Space`'s ``dimensions`` argument.
+
+    Parameters
+    ----------
+    dimensions : list or dict of name -> dimension
+        Dimensions or shorthands (see :func:`dimension_from_spec`). In a
+        list, an unnamed one is named ``"x<i>"``; in a dict, by its key,
+        which must agree with a name given inside.
+
+    Returns
+    -------
+    dims : list of Dimension
+        Each with its name.
+    names : list of str
+    points_are_dicts : bool
+        Whether ``dimensions`` was a dict.
+
+    Raises
+    ------
+    ValueError
+        For an empty or repeated name, or anything that is not a dimension.
+    """
+    dims: list[Dimension] = []
+    names: list[str] = []
+    if isinstance(dimensions, Mapping):
+        points_are_dicts = True
+        for key, spec in dimensions.items():
+            if not isinstance(key, str):
+                raise ValueError(f"dimension names must be strings, got {key!r}")
+            dim = dimension_from_spec(spec, key)
+            if dim.name is not None and dim.name != key:
+                raise ValueError(
+                    f"dimension {key!r} is named {dim.name!r} inside; the names must agree"
+                )
+            dims.append(dim.replace(name=key))
+            names.append(key)
+    elif isinstance(dimensions, Sequence) and not isinstance(dimensions, (str, bytes)):
+        points_are_dicts = False
+        for i, spec in enumerate(dimensions):
+            dim = dimension_from_spec(spec, f"x{i}")
+            dims.append(dim if dim.name is not None else dim.replace(name=f"x{i}"))
+            names.append(dim.name if dim.name is not None else f"x{i}")
+    else:
+        raise ValueError(
+            "dimensions must be a list of dimensions or a dict of name -> "
+            f"dimension, got {type(dimensions).__name__}"
+        )
+    if not dims:
+        raise ValueError("dimensions must not be empty")
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+    return dims, names, points_are_dicts
 
 
 def _exact_categories(reprs: list, where: str) -> list:

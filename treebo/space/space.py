@@ -23,7 +23,7 @@ from .conditions import (
     parents_allow,
     resolve_conditions,
 )
-from .description import dimension_from_spec, read_description
+from .description import named_dimensions, read_description
 from .dimension import Dimension
 from .points import ABSENT, check_point_sequence, make_points, point_values
 
@@ -81,36 +81,7 @@ class Space:
     def __init__(self, dimensions: Sequence[Any] | Mapping[str, Any]):
         if isinstance(dimensions, Space):
             dimensions = dimensions._as_given()
-        dims: list[Dimension] = []
-        names: list[str] = []
-        if isinstance(dimensions, Mapping):
-            self._points_are_dicts = True
-            for key, spec in dimensions.items():
-                if not isinstance(key, str):
-                    raise ValueError(f"dimension names must be strings, got {key!r}")
-                dim = dimension_from_spec(spec, key)
-                if dim.name is not None and dim.name != key:
-                    raise ValueError(
-                        f"dimension {key!r} is named {dim.name!r} inside; the names must agree"
-                    )
-                dims.append(dim.replace(name=key))
-                names.append(key)
-        elif isinstance(dimensions, Sequence) and not isinstance(dimensions, (str, bytes)):
-            self._points_are_dicts = False
-            for i, spec in enumerate(dimensions):
-                dim = dimension_from_spec(spec, f"x{i}")
-                dims.append(dim if dim.name is not None else dim.replace(name=f"x{i}"))
-                names.append(dim.name if dim.name is not None else f"x{i}")
-        else:
-            raise ValueError(
-                "dimensions must be a list of dimensions or a dict of name -> "
-                f"dimension, got {type(dimensions).__name__}"
-            )
-        if not dims:
-            raise ValueError("dimensions must not be empty")
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
+        dims, names, self._points_are_dicts = named_dimensions(dimensions)
         self._conditional = any(d.active_if for d in dims)
         if self._conditional:
             if not self._points_are_dicts:
