@@ -91,15 +91,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _refuse_objective_options(args: argparse.Namespace) -> None:
     given = _given(
-        ("--space", args.space),
-        ("--json-field", args.json_field),
-        ("--shell", args.shell),
-        ("--timeout", args.timeout),
-        ("--maximize", args.maximize),
-        ("--n-initial-points", args.n_initial_points),
-        ("--n-jobs", args.n_jobs),
-        ("--catch", args.catch),
-        ("--resume-pending", args.resume_pending),
+        args,
+        "space",
+        "json_field",
+        "shell",
+        "timeout",
+        "maximize",
+        "n_initial_points",
+        "n_jobs",
+        "catch",
+        "resume_pending",
     )
     if given:
         raise UsageError(
@@ -107,12 +108,7 @@ def _refuse_objective_options(args: argparse.Namespace) -> None:
             f"MODULE:FUNCTION or --command), not to the problem {args.problem!r}"
         )
     budget = _given(
-        ("--budget-param", args.budget_param),
-        ("--min-budget", args.min_budget),
-        ("--max-budget", args.max_budget),
-        ("--total-budget", args.total_budget),
-        ("--eta", args.eta),
-        ("--intermediate", args.intermediate),
+        args, "budget_param", "min_budget", "max_budget", "total_budget", "eta", "intermediate"
     )
     if budget:
         raise UsageError(
@@ -122,9 +118,13 @@ def _refuse_objective_options(args: argparse.Namespace) -> None:
         )
 
 
-def _given(*options: tuple[str, object]) -> list[str]:
-    """The flags among ``(flag, value)`` pairs that were given on the command line."""
-    return [flag for flag, value in options if value is not None and value is not False]
+def _given(args: argparse.Namespace, *dests: str) -> list[str]:
+    """The flags (``--n-jobs`` for ``n_jobs``) of the options among ``dests`` that were given."""
+    return [
+        "--" + dest.replace("_", "-")
+        for dest in dests
+        if getattr(args, dest) is not None and getattr(args, dest) is not False
+    ]
 
 
 def minimize_problem(args: argparse.Namespace) -> int:
