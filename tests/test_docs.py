@@ -127,6 +127,24 @@ def _results(ns, workdir, out):
     assert report.count('<img src="data:image/png;base64,') == 4
 
 
+def _two_objectives(ns, workdir, out):
+    from treebo.pareto import non_dominated
+
+    res = ns["res"]
+    front = res.pareto_front
+    assert len(front) >= 3 and non_dominated(front).all()  # measured at seed 0: 6 points
+    assert np.all(np.diff(front[:, 0]) >= 0) and res.fun == front[0, 0]
+    assert all(m["depth"] == x["max_depth"] for m, x in zip(res.metrics, res.x_iters))
+
+
+def _pressure_vessel(ns, workdir, out):
+    res = ns["res"]
+    # Measured at seed 0: cost 6040, 33 of 40 evaluations feasible (the continuous
+    # problem's optimum is about 5885).
+    assert res.fun < 6300 and res.n_feasible >= 25
+    assert all(m["volume"] >= 1296000 for m, f in zip(res.metrics, res.feasible) if f)
+
+
 #: A marker found in exactly one docs block -> the check of that block's results.
 CHECKS = {
     "[Binary() for _ in range(12)]": _binary,
@@ -145,6 +163,8 @@ CHECKS = {
     "StorageLockedError as error": _reliability,
     "of the points in each tree's sample": _bwo_explained,
     'write_report("tuning.db", "report.html")': _results,
+    'objectives={"error": "minimize", "trees": "minimize"}': _two_objectives,
+    '"volume >= 1296000"': _pressure_vessel,
 }
 
 

@@ -60,7 +60,20 @@ NON_DEFAULT = {
     "storage": ("study.db", ["--storage", "study.db"]),
     "resume_pending": ("fail", ["--resume-pending", "fail"]),
     "direction": ("maximize", ["--maximize"]),
+    "objectives": (
+        {"loss": "minimize", "speed": "maximize"},
+        ["--objective", "loss:min", "--objective", "speed:max"],
+    ),
+    "constraints": (
+        ["size <= 5.0", "speed >= 1.5"],
+        ["--constraint", "size<=5", "--constraint", "speed >= 1.5"],
+    ),
+    "constraint_surrogate": ("rf", ["--constraint-surrogate", "rf"]),
 }
+# Settings that another setting's non-default value rules out: a study with objectives
+# takes their directions there, and constraints weigh the acquisition "ei" or "pi".
+SEVERAL_METRICS = ("objectives", "constraints")
+RULED_OUT_BY_METRICS = ("direction", "acquisition")
 
 # The settings treebo wrote for Optimizer(SPACE, random_state=0, storage=...) before the
 # settings were declared in one place: a study stored by that version still opens.
@@ -198,23 +211,42 @@ def test_check_settings_fills_the_defaults_and_names_what_is_wrong():
         Optimizer(SPACE, surrogate_params=[("n_estimators", 3)])
 
 
-def test_every_setting_survives_a_stored_studys_round_trip(tmp_path):
+def test_several_metrics_rule_out_a_direction_and_the_lcb_acquisition():
+    with pytest.raises(ValueError, match="give each objective's direction in objectives"):
+        Optimizer(SPACE, objectives=["a"], direction="maximize")
+    with pytest.raises(ValueError, match="constraints need the acquisition 'ei' or 'pi'"):
+        Optimizer(SPACE, objectives=["a"], constraints=["b <= 1"], acquisition="lcb")
+    with pytest.raises(ValueError, match="constraints need objectives="):
+        Optimizer(SPACE, constraints=["b <= 1"])
+
+
+@pytest.mark.parametrize("metrics", [False, True], ids=["one objective", "several metrics"])
+def test_every_setting_survives_a_stored_studys_round_trip(tmp_path, metrics):
     # (iv) Made with a value other than the default of every setting, stored in
     # SQLite, read back: each stored setting comes back as given, and the settings
-    # read back open the study again (any difference would be a mismatch).
+    # read back open the study again (any difference would be a mismatch). The
+    # settings of several metrics rule some others out, so they go in a study of
+    # their own.
     values = _values(tmp_path)
+    for name in RULED_OUT_BY_METRICS if metrics else SEVERAL_METRICS:
+        del values[name]
+    if metrics:
+        values["acquisition_params"] = {"xi": 0.01}  # of "ei"
     db = values["storage"]
     Optimizer(SPACE, **values).close()
     read = settings_from_store(read_study(db)["meta"], db)
     for s in SETTINGS:
-        if s.stored:
+        if s.stored and s.name in values:
             assert read[s.name] == s.allowed.check(values[s.name], s.name), s.name
+        elif s.stored:
+            assert read[s.name] == check_settings()[s.name], s.name
         else:
             assert s.name not in read
     # Not stored: how this process opens the study, not part of it.
     assert [s.name for s in SETTINGS if not s.stored] == ["storage", "resume_pending"]
     with Optimizer(SPACE, storage=db, **read) as reopened:
-        assert reopened.random_state == 123 and reopened.direction == "maximize"
+        assert reopened.random_state == 123
+        assert reopened.direction == ("minimize" if metrics else "maximize")
     assert read_result(db).settings == read
     with open_shared(db) as shared:  # the reader of treebo ask
         assert shared.pipeline.get_params() == Optimizer(SPACE, **{**read}).pipeline.get_params()
@@ -276,7 +308,15 @@ def test_the_presets_take_an_override_of_every_setting_not_fixed_in_benchmarks(t
                 minimize_settings(spec, branin)
         else:
             assert minimize_settings(spec, branin)[s.name] == values[s.name], s.name
-    assert fixed == ["surrogate", "random_state", "storage", "resume_pending", "direction"]
+    assert fixed == [
+        "surrogate",
+        "random_state",
+        "storage",
+        "resume_pending",
+        "direction",
+        "objectives",
+        "constraints",
+    ]
     with pytest.raises(ValueError, match="n_box_candidates must be an integer >= 1, got 0"):
         minimize_settings(
             RunSpec("branin", "bwo", 0, 20, overrides={"n_box_candidates": 0}), branin
@@ -330,4 +370,7 @@ def test_every_setting_of_a_study_reaches_treebo_ask(tmp_path, monkeypatch):
     with pytest.raises(_Called) as called:
         main(["ask", "--storage", str(tmp_path / "s.db"), *words])
     (given,) = called.value.args
-    assert given == {n: v for n, (v, _) in NON_DEFAULT.items() if n not in own}
+    assert list(given) == [n for n in NON_DEFAULT if n not in own]
+    for name, value in given.items():
+        check = setting(name).allowed.check
+        assert check(value, name) == check(NON_DEFAULT[name][0], name), name

@@ -90,6 +90,10 @@ class Trial:
         The ``random_state`` of the surrogate fit that proposed the point.
     eval_time : float or None, default None
         Seconds the objective ran, measured where it ran (``minimize`` only).
+    metrics : dict or None, default None
+        For a study with ``objectives=``: every metric the evaluation
+        returned, by name, in the user's units (``value`` is then the first
+        objective, negated if maximized). None otherwise, and for a failure.
     """
 
     number: int
@@ -105,6 +109,7 @@ class Trial:
     told_at: float | None = None
     seed: int | None = None
     eval_time: float | None = None
+    metrics: dict[str, float] | None = None
 
     @property
     def duration(self) -> float | None:
@@ -386,6 +391,7 @@ class History:
         error: str | None,
         eval_time: float | None,
         commit: Callable[[Trial], None],
+        metrics: dict[str, float] | None = None,
     ) -> None:
         """Record an evaluation, as one transaction with ``commit(trial)``.
 
@@ -402,16 +408,20 @@ class History:
         commit : callable
             Records the told trial (the storage); if it raises, the trial is
             left as it was (and a new one is not added) and the error propagates.
+        metrics : dict, optional
+            Every metric of a complete evaluation of a study with objectives.
         """
-        before = (trial.status, trial.value, trial.error, trial.told_at, trial.eval_time)
+        fields = ("status", "value", "error", "told_at", "eval_time", "metrics")
+        before = tuple(getattr(trial, f) for f in fields)
         is_new = trial.number == len(self.trials)
         was_pending = not is_new and trial.status == "pending"
         trial.told_at = time.time()
         trial.eval_time = eval_time if eval_time is not None else trial.eval_time
         if error is None:
             trial.status, trial.value, trial.error = "complete", value, None
+            trial.metrics = metrics
         else:
-            trial.status, trial.value, trial.error = "failed", None, error
+            trial.status, trial.value, trial.error, trial.metrics = "failed", None, error, None
         # Ctrl-C waits for the end of the block: the commit and the change in
         # memory that mirrors it happen both or neither. (Had it landed just
         # after the commit, the memory would be rolled back and the next ask
@@ -424,7 +434,8 @@ class History:
             except BaseException:
                 if is_new:
                     self.trials.pop()
-                trial.status, trial.value, trial.error, trial.told_at, trial.eval_time = before
+                for f, v in zip(fields, before):
+                    setattr(trial, f, v)
                 raise
             self._n_pending -= was_pending
             self._newly_told.append(trial)

@@ -206,7 +206,10 @@ def minimize(
             progress.close()
         watch.raise_if_stopped()
         result = optimizer.get_result()
+        note = result.message  # e.g. that no feasible point was found
         result.message = message or jobs.message or f"reached n_calls={n_calls}"
+        if note:
+            result.message += f"; {note}"
         if verbose:
             print(f"done: {result.message}; best f(x) = {result.fun:.6g} at x = {result.x}")
         return result

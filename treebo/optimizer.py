@@ -20,6 +20,7 @@ import numpy as np
 from ._checks import check_int
 from .history import History, OptimizeResult, Trial
 from .initial_design import InitialDesign
+from .metrics import Metrics
 from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
 from .resume import PendingRetries
@@ -100,7 +101,24 @@ local_center_spacing
         records the negated values: ``trials``, the storage and
         ``failure_value`` hold ``-y``, while :meth:`get_result` reports the
         objective's own values (``fun`` is the largest one). A stored study
-        resumes only with the direction it was made with.
+        resumes only with the direction it was made with. With
+        ``objectives``, give the directions there.
+    objectives : dict or list of str, optional
+        Several objectives, or one objective among several metrics: metric
+        name -> ``"minimize"`` or ``"maximize"`` (a list of names minimizes
+        them all). ``tell`` then takes a dict of named numbers holding every
+        objective and constrained metric (other finite entries are recorded
+        too), and the result holds the Pareto front
+        (:class:`~treebo.metrics.Metrics`; the user guide's page on several
+        objectives).
+    constraints : list of str, optional
+        Limits on returned metrics, ``"name <= bound"`` or
+        ``"name >= bound"``; needs ``objectives``. A point is feasible when
+        all hold; the result's best points are feasible ones.
+    constraint_surrogate : str, default "gp"
+        The model of each constraint, a name from
+        :func:`~treebo.surrogates.available_surrogates`; the acquisition is
+        weighted by the probability that every constraint holds.
 
     Attributes
     ----------
@@ -147,6 +165,9 @@ local_center_spacing
         storage: str | os.PathLike | Storage | None = None,
         resume_pending: str = "retry",
         direction: str = "minimize",
+        objectives: dict | list | None = None,
+        constraints: list | None = None,
+        constraint_surrogate: str = "gp",
     ):
         # Every keyword but dimensions is a setting, declared in treebo.settings.
         settings = check_settings(**{k: v for k, v in locals().items() if k in _SETTING_NAMES})
@@ -160,6 +181,10 @@ local_center_spacing
         self.y_transform = settings["y_transform"]
         self.resume_pending = settings["resume_pending"]
         self.direction = settings["direction"]
+        self.metrics = _as_metrics(settings, self.pipeline)
+        self._constraint_surrogate = None
+        if self.metrics is not None and self.metrics.constraints:
+            self._constraint_surrogate = as_surrogate(settings["constraint_surrogate"])
         self.random_state = random_state
         self._streams = RandomStreams(random_state)
         self.storage = _as_storage(storage)
@@ -373,9 +398,13 @@ local_center_spacing
 
     def get_result(self) -> OptimizeResult:
         """The result so far, as :class:`OptimizeResult`."""
-        return self.history.result(
+        result = self.history.result(
             surrogate=self.surrogate_name, random_state=self.random_state, direction=self.direction
         )
+        if self.metrics is not None:
+            told = [t.metrics for t in self.trials if t.status != "pending"]
+            result.update(self.metrics.result_fields(told, result.x_iters))
+        return result
 
     def close(self) -> None:
         """Close the storage and release its lock; the history stays in memory."""
@@ -420,12 +449,18 @@ local_center_spacing
     def _tell_trial(
         self, trial: Trial, y: Any, *, error: str | None = None, eval_time: float | None = None
     ) -> None:
-        value, failure = as_value(y)
-        if value is not None and self.direction == "maximize":
-            value = -value
+        metrics = None
+        value: float | None
+        failure: str | None
         if error is not None:
-            failure = str(error)
-        self.history.tell(trial, value, failure, eval_time, self.storage.record_tell)
+            value, failure = None, str(error)
+        elif self.metrics is not None:
+            value, metrics, failure = self.metrics.read(y)
+        else:
+            value, failure = as_value(y)
+            if value is not None and self.direction == "maximize":
+                value = -value
+        self.history.tell(trial, value, failure, eval_time, self.storage.record_tell, metrics)
         self._retries.told(trial.number)
 
     # -- the study ----------------------------------------------------------------------
@@ -459,9 +494,15 @@ local_center_spacing
                 out.append(self.history.add_point(point, origin))
             if len(out) < q:
                 seed = None
-                if self._surrogate.seeded:
+                if self._surrogate.seeded or getattr(self._constraint_surrogate, "seeded", False):
                     seed = int(self._streams.model.integers(np.iinfo(np.int32).max))
                 X, y, pending = self.history.observations()
+                violations = None
+                if self.metrics is not None:
+                    told = [t.metrics for t in self.trials if t.status != "pending"]
+                    y = self.metrics.objective_matrix(told)
+                    if self.metrics.constraints:
+                        violations = self.metrics.violations(told)
                 for proposal in self.pipeline.propose(
                     self.space,
                     X,
@@ -475,6 +516,8 @@ local_center_spacing
                     strategy=strategy,
                     failure_value=self.failure_value,
                     y_transform=self.y_transform,
+                    constraints=violations,
+                    constraint_surrogate=self._constraint_surrogate,
                 ):
                     model = proposal.origin == "model"
                     out.append(
@@ -490,6 +533,28 @@ local_center_spacing
             if not out:
                 raise
         return out
+
+
+def _as_metrics(settings: dict[str, Any], pipeline: ProposalPipeline) -> Metrics | None:
+    """The study's :class:`~treebo.metrics.Metrics`; None when the objective returns a number."""
+    objectives, constraints = settings["objectives"], settings["constraints"]
+    if objectives is None:
+        if constraints is not None:
+            raise ValueError(
+                "constraints need objectives=: name the returned metric(s) to optimize, "
+                "e.g. objectives={'error': 'minimize'}"
+            )
+        return None
+    if settings["direction"] != "minimize":
+        raise ValueError(
+            "direction applies to a study without objectives=; give each objective's "
+            "direction in objectives, e.g. {'accuracy': 'maximize'}"
+        )
+    if constraints is not None and pipeline.maximizer.acquisition not in ("ei", "pi"):
+        raise ValueError(
+            f"constraints need the acquisition 'ei' or 'pi', got {pipeline.maximizer.acquisition!r}"
+        )
+    return Metrics(objectives, constraints)
 
 
 def _as_storage(storage: Any) -> Storage:

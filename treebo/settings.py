@@ -37,6 +37,7 @@ from ._checks import check_auto_or, check_choice, check_int, check_real
 from .acquisition import ACQUISITIONS, check_acquisition
 from .acquisition.maximizer import ACQ_OPTIMIZERS
 from .initial_design import INITIAL_DESIGNS
+from .metrics import check_constraints, check_objectives
 from .resume import RESUME_PENDING
 from .storage import stable_params
 from .surrogates import Surrogate, make_surrogate
@@ -133,6 +134,10 @@ class Setting:
     omit_default : bool, default False
         Stored only when it is not the default, so that studies stored
         before the setting existed still resume.
+    repeat : bool, default False
+        The option may be given several times, each time one item
+        (:attr:`Allowed.read` of each word); the setting is the list of
+        items, or one table when the items are tables.
     """
 
     name: str
@@ -145,6 +150,7 @@ class Setting:
     option: str = ""
     switch: Any = None
     omit_default: bool = False
+    repeat: bool = False
 
     @property
     def flag(self) -> str:
@@ -226,6 +232,12 @@ def _check_surrogate(value: Any, name: str) -> Any:
     return value
 
 
+def _check_surrogate_name(value: Any, name: str) -> Any:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a registered surrogate name, got {value!r}")
+    return value
+
+
 def _check_seed(value: Any, name: str) -> Any:
     # What RandomStreams accepts; checked here without drawing from a RandomState.
     if value is None or isinstance(
@@ -254,6 +266,13 @@ def _check_acquisition(value: Any, name: str) -> Any:
 def _check_storage(value: Any, name: str) -> Any:
     # Which paths can hold a study is the storage's to say (SQLiteStorage names it).
     return value
+
+
+def _read_objective(word: str) -> dict[str, str]:
+    name, _, direction = word.rpartition(":")
+    if not name or direction not in ("min", "max", "minimize", "maximize"):
+        raise ValueError(f"{excerpt(word)} is not NAME:min or NAME:max")
+    return {name: direction}
 
 
 def _read_failure_value(word: str) -> Any:
@@ -376,6 +395,46 @@ SETTINGS: tuple[Setting, ...] = (
         fixed_in_benchmarks=True,  # regret is measured on problems that are minimized
         option="--maximize",
         switch="maximize",
+        omit_default=True,
+    ),
+    Setting(
+        "objectives",
+        None,
+        Allowed(
+            "metric names to 'minimize' or 'maximize' (NAME:min or NAME:max)",
+            check_objectives,
+            _read_objective,
+            "NAME:{min,max}",
+        ),
+        OPTIMIZER,
+        "a metric of the returned dict to optimize (repeat for several)",
+        fixed_in_benchmarks=True,  # a problem's own
+        option="--objective",
+        omit_default=True,
+        repeat=True,
+    ),
+    Setting(
+        "constraints",
+        None,
+        Allowed(
+            "limits 'NAME <= BOUND' or 'NAME >= BOUND' on returned metrics",
+            check_constraints,
+            str,
+            "'NAME <= BOUND'",
+        ),
+        OPTIMIZER,
+        "a limit on a metric of the returned dict (repeat for several)",
+        fixed_in_benchmarks=True,  # a problem's own
+        option="--constraint",
+        omit_default=True,
+        repeat=True,
+    ),
+    Setting(
+        "constraint_surrogate",
+        "gp",
+        Allowed("a registered surrogate name", _check_surrogate_name, str, "NAME"),
+        OPTIMIZER,
+        "the model of each constraint: a name from `treebo list`",
         omit_default=True,
     ),
 )

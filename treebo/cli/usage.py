@@ -107,6 +107,14 @@ def add_setting_arguments(
             group.add_argument(s.flag, action="store_true", help=text)
         elif s.allowed.read is None:
             group.add_argument(s.flag, action=argparse.BooleanOptionalAction, help=text)
+        elif s.repeat:
+            group.add_argument(
+                s.flag,
+                type=_reader(s.allowed),
+                metavar=s.allowed.metavar,
+                action="append",
+                help=text,
+            )
         else:
             group.add_argument(
                 s.flag,
@@ -143,6 +151,8 @@ def given_settings(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, setting_dest(s))
         if s.switch is not None:
             value = s.switch if value else None
+        if s.repeat and value and all(isinstance(item, Mapping) for item in value):
+            value = {k: v for item in value for k, v in item.items()}
         if value is not None:
             out[name] = value
     return out

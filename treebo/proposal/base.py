@@ -65,6 +65,10 @@ class StepData:
     fallback : callable
         ``fallback()`` -> a uniformly random unseen encoded point, for when
         the acquisition cannot tell the candidates apart.
+    log_feasibility : callable or None, default None
+        ``log_feasibility(points)`` -> log-probability that every constraint
+        holds at each point (:class:`~treebo.proposal.outcomes.FeasibilityModel`),
+        added to the log-acquisition; None without constraints.
     """
 
     space: Space
@@ -78,6 +82,36 @@ class StepData:
     unseen: UnseenFilter
     rng: np.random.Generator
     fallback: Callable[[], np.ndarray]
+    log_feasibility: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def score(
+        self,
+        maximizer: AcquisitionMaximizer,
+        prediction: Prediction,
+        best: float,
+        points: np.ndarray,
+    ) -> np.ndarray:
+        """Acquisition scores of ``points``, weighted by their probability of feasibility.
+
+        Parameters
+        ----------
+        maximizer : AcquisitionMaximizer
+        prediction : Prediction
+            Of the ``n_points`` points, on the scale of the targets.
+        best : float
+            The incumbent's target.
+        points : ndarray of shape (n_points, n_columns)
+            Encoded.
+
+        Returns
+        -------
+        ndarray of shape (n_points,)
+            Higher is better.
+        """
+        scores = maximizer.score(prediction, best)
+        if self.log_feasibility is not None:
+            scores = scores + self.log_feasibility(points)
+        return scores
 
     def incumbent(self, z: np.ndarray) -> int:
         """Row of the best complete point under targets ``z`` (the first of ties).
@@ -186,7 +220,7 @@ class ModelStep(Step):
             Fitted; it predicts on the scale of ``z``.
         """
         model = clone(data.surrogate)
-        if data.seed is not None:
+        if data.seed is not None and model.seeded:
             model.set_params(random_state=data.seed)
         return model.fit(data.X, z)
 
@@ -257,7 +291,7 @@ class ModelStep(Step):
 
         def score(points: np.ndarray) -> np.ndarray:
             prediction = self.adjust(model.predict_dist(points), points, data, model)
-            return maximizer.score(prediction, best)
+            return data.score(maximizer, prediction, best, points)
 
         point, origin = maximizer.maximize(
             score,

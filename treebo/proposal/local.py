@@ -118,7 +118,7 @@ class LocalStep(Step):
         best = float(z[incumbent])
 
         def score(points: np.ndarray) -> np.ndarray:
-            return maximizer.score(model.predict_dist(points), best)
+            return data.score(maximizer, model.predict_dist(points), best, points)
 
         lower, upper = np.zeros(data.space.n_columns), np.ones(data.space.n_columns)
         lower[region.moving], upper[region.moving] = region.lower, region.upper

@@ -16,6 +16,7 @@ from .base import Proposal, Step, StepData
 from .explore import ExploreStep
 from .jump import JumpStep
 from .local import LocalStep
+from .outcomes import FeasibilityModel, chebyshev_values, total_violation
 from .pool import CandidatePool
 from .refine import RefineStep
 from .schedule import CycleSchedule
@@ -162,6 +163,8 @@ class ProposalPipeline:
         failure_value: str | float = "worst",
         y_transform: str = "auto",
         fixed: dict[int, float] | None = None,
+        constraints: np.ndarray | None = None,
+        constraint_surrogate: Surrogate | None = None,
     ) -> list[Proposal]:
         """Propose new points from the evaluations so far; the pipeline keeps no state.
 
@@ -170,10 +173,13 @@ class ProposalPipeline:
         space : Space
         X : ndarray of shape (n_told, n_columns)
             Evaluated points, encoded (:meth:`Space.encode`).
-        y : ndarray of shape (n_told,)
+        y : ndarray of shape (n_told,) or (n_told, n_objectives)
             Their values in objective units, lower is better; NaN marks a
             failed evaluation (shown to the surrogate at ``failure_value``).
-            At least one must be finite.
+            At least one must be finite. With several objectives, each
+            proposal scores the augmented Chebyshev scalarization of the
+            objectives under weights of its own
+            (:func:`~treebo.proposal.outcomes.chebyshev_values`).
         surrogate : Surrogate
             Unfitted; cloned before every fit.
         rng : numpy.random.Generator
@@ -202,6 +208,15 @@ class ProposalPipeline:
             proposal repeats their other columns. The columns
             must be of integer, binary or categorical dimensions (L-BFGS-B
             polishing moves real ones).
+        constraints : ndarray of shape (n_told, n_constraints), optional
+            Violations of black-box constraints at the told points, at most 0
+            where a constraint holds (NaN for failures). The acquisition
+            (``"ei"`` or ``"pi"``) is weighted by the probability that every
+            constraint holds, from a surrogate per constraint, and the
+            incumbent is the best feasible point; while no told point is
+            feasible, the target is the total violation.
+        constraint_surrogate : Surrogate, optional
+            Unfitted; the model of each constraint (default: ``surrogate``).
 
         Returns
         -------
@@ -231,7 +246,12 @@ class ProposalPipeline:
         ...     rng=np.random.default_rng(0))
         >>> point = space.decode(proposals[0].point[None, :])[0]
         """
-        X, y, pending = _check_observations(space, X, y, pending)
+        X, Y, pending = _check_observations(space, X, y, pending)
+        violations = None if constraints is None else _check_violations(constraints, len(X))
+        if violations is not None and self.maximizer.acquisition not in ("ei", "pi"):
+            raise ValueError(
+                f"constraints need the acquisition 'ei' or 'pi', not {self.maximizer.acquisition!r}"
+            )
         columns = np.array(list(fixed or {}), dtype=int)
         held = np.array(list((fixed or {}).values()), dtype=float)
         real = [
@@ -245,7 +265,8 @@ class ProposalPipeline:
                 f"fixed must name encoded columns of integer, binary or "
                 f"categorical dimensions, got {sorted(columns.tolist())}"
             )
-        complete = np.isfinite(y) & np.all(X[:, columns] == held, axis=1)
+        at_fixed = np.all(X[:, columns] == held, axis=1)
+        complete = np.all(np.isfinite(Y), axis=1) & at_fixed
         if not complete.any():
             raise ValueError(
                 "y must hold at least one finite value (NaN marks a failure)"
@@ -280,11 +301,33 @@ class ProposalPipeline:
             return self.pool.random_point(space, unseen, rng)
 
         start = time.perf_counter()
+        log_feasibility = None
+        if violations is not None:
+            told = np.all(np.isfinite(Y), axis=1)
+            violation = np.where(told, total_violation(violations), np.nan)
+            if np.any(complete & (violation <= 0)):
+                complete &= violation <= 0  # the incumbent and the centres are feasible
+                feasibility = FeasibilityModel(
+                    constraint_surrogate or surrogate, X[told], violations[told], seed
+                )
+                log_feasibility = feasibility.log_probability
+            else:  # look for the feasible region first
+                Y = violation[:, None]
+
+        def target() -> np.ndarray:
+            # One objective as it is; several under weights drawn for this proposal.
+            if Y.shape[1] == 1:
+                return Y[:, 0]
+            return chebyshev_values(Y, rng.dirichlet(np.ones(Y.shape[1])))
+
+        y = target()
         z = transform_targets(training_values(y, 0, failure_value), target_kind)
         pool = unseen(self.pool.build(space, X[complete], z[complete], rng))
         candidate_time = time.perf_counter() - start
         out: list[Proposal] = []
-        for _ in range(n_points):
+        for i in range(n_points):
+            if i and Y.shape[1] > 1:
+                y = target()
             lies = np.vstack([pending, *(p.point[None, :] for p in out)])
             data = StepData(
                 space=space,
@@ -298,6 +341,7 @@ class ProposalPipeline:
                 unseen=unseen,
                 rng=rng,
                 fallback=fallback,
+                log_feasibility=log_feasibility,
             )
             try:
                 proposal = self.propose_step(data, self.step_kind(step, surrogate.smooth))
@@ -348,11 +392,22 @@ def _check_observations(
                 f"{name} must be an array of encoded points of shape (n, {width}), "
                 f"got shape {array.shape}"
             )
-    if y.shape != (len(X),):
+    if y.ndim not in (1, 2) or len(y) != len(X) or (y.ndim == 2 and y.shape[1] < 1):
         raise ValueError(
-            f"y must have shape ({len(X)},), one value per row of X, got shape {y.shape}"
+            f"y must have shape ({len(X)},) or ({len(X)}, n_objectives), one row per row "
+            f"of X, got shape {y.shape}"
         )
-    return X, y, pending
+    return X, y.reshape(len(X), -1), pending
+
+
+def _check_violations(violations: Any, n_told: int) -> np.ndarray:
+    violations = np.asarray(violations, dtype=float)
+    if violations.ndim != 2 or len(violations) != n_told or violations.shape[1] < 1:
+        raise ValueError(
+            f"constraints must have shape ({n_told}, n_constraints), one row per row of X, "
+            f"got shape {violations.shape}"
+        )
+    return violations
 
 
 def _parameters(part: type) -> list[str]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..files import write_atomically
 from ..history import OptimizeResult
+from ..metrics import Metrics
 from ..space import Space
 
 __all__ = ["dump", "load", "read_result", "as_result"]
@@ -136,6 +137,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     -------
     OptimizeResult
         The fields of :meth:`Optimizer.get_result <treebo.Optimizer.get_result>`
+        (for a study with ``objectives``, the metrics and the Pareto front too)
         over the told trials, in trial order (pending trials are left out and
         counted in ``n_pending``), plus what the storage holds per trial:
         ``numbers`` (trial numbers), ``origins``, ``eval_time`` (seconds,
@@ -178,7 +180,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
     def column(name: str) -> np.ndarray:
         return np.array([math.nan if row[name] is None else row[name] for row in rows], dtype=float)
 
-    return OptimizeResult(
+    result = OptimizeResult(
         x=x_iters[best] if best is not None else None,
         fun=float(values[best]) if best is not None else math.nan,
         x_iters=x_iters,
@@ -202,6 +204,14 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
         storage=str(path),
         message=f"read from {str(path)!r}: {len(rows)} told trials",
     )
+    if settings["objectives"] is not None:
+        fields = Metrics(settings["objectives"], settings["constraints"]).result_fields(
+            [row["metrics"] for row in rows], x_iters
+        )
+        if "message" in fields:
+            fields["message"] = f"{result.message}; {fields['message']}"
+        result.update(fields)
+    return result
 
 
 def as_result(source: OptimizeResult | str | os.PathLike) -> OptimizeResult:

@@ -16,6 +16,7 @@ from .base import StorageAccessError
 
 __all__ = [
     "TRIAL_COLUMNS",
+    "EARLIER_TRIAL_COLUMNS",
     "access_error",
     "check_trial_columns",
     "os_access_error",
@@ -40,7 +41,12 @@ TRIAL_COLUMNS = (
     "eval_time",
     "asked_at",
     "told_at",
+    "metrics",
 )
+
+#: The columns of a trials table written before trials held several metrics; opening
+#: such a study for writing adds the ``metrics`` column.
+EARLIER_TRIAL_COLUMNS = TRIAL_COLUMNS[:-1]
 
 
 # SQLite's primary result codes (the low byte of an extended code).
@@ -162,14 +168,18 @@ def refuse_code_objects(conn: sqlite3.Connection, path: Path) -> None:
         )
 
 
-def check_trial_columns(conn: sqlite3.Connection, path: Path) -> None:
+def check_trial_columns(conn: sqlite3.Connection, path: Path) -> bool:
+    """Refuse a trials table of unknown columns; True for this version's, False for the earlier."""
     columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(trials)"))
+    if columns == EARLIER_TRIAL_COLUMNS:
+        return False
     if columns != TRIAL_COLUMNS:
         conn.close()
         raise ValueError(
             f"storage {str(path)!r} is damaged: its trials table has the "
             f"columns {list(columns)}, expected {list(TRIAL_COLUMNS)}"
         )
+    return True
 
 
 _STUDY_COLUMNS = ("key", "value")

@@ -115,6 +115,18 @@ def trial_row_problem(space: Space, row: dict[str, Any]) -> str | None:
     for column in _TIME_COLUMNS:
         if row[column] is not None and not (_is_number(row[column]) and math.isfinite(row[column])):
             return f"{column} {excerpt(row[column])} (allowed: a finite number or none)"
+    metrics = row.get("metrics")
+    if metrics is not None and not (
+        status == "complete"
+        and isinstance(metrics, dict)
+        and all(
+            isinstance(k, str) and _is_number(v) and math.isfinite(v) for k, v in metrics.items()
+        )
+    ):
+        return (
+            f"metrics {excerpt(metrics)} of a {status} trial (allowed: a table of names to "
+            "finite numbers for a complete trial, or none)"
+        )
     return None
 
 

@@ -12,8 +12,10 @@ file (the standard library's :mod:`sqlite3`, no server):
   ``failed``), origin, the user-facing point (JSON, one value per dimension;
   a categorical value is stored as its index in the categories), the encoded
   point (float64 bytes, bit-exact), value, error text, the surrogate seed of
-  the fit that proposed it, fit/acquisition/evaluation seconds and the
-  ask/tell timestamps.
+  the fit that proposed it, fit/acquisition/evaluation seconds, the
+  ask/tell timestamps, and for a study with several metrics the metrics of
+  a complete trial (a JSON object). A study written before that column
+  existed gets it when it is opened for writing.
 
 Durability. The database runs in write-ahead-log mode with
 ``synchronous=FULL``. An ``ask`` (its new trials and the random-stream states
@@ -54,6 +56,7 @@ from ..untrusted import (
 )
 from .base import Storage, StorageAccessError
 from .file_checks import (
+    EARLIER_TRIAL_COLUMNS,
     TRIAL_COLUMNS,
     access_error,
     check_trial_columns,
@@ -86,7 +89,8 @@ CREATE TABLE IF NOT EXISTS trials (
     acq_time  REAL NOT NULL DEFAULT 0,
     eval_time REAL,
     asked_at  REAL,
-    told_at   REAL
+    told_at   REAL,
+    metrics   TEXT
 );
 """
 
@@ -118,6 +122,8 @@ class SQLiteStorage(Storage):
         self._study_lock = StudyLock(self.path)
         self._mutex = threading.Lock()
         self._space: Space | None = None  # set by load(); trials are stored against it
+        # The earlier columns in a study written before trials held metrics, opened read-only.
+        self._columns: tuple[str, ...] = TRIAL_COLUMNS
 
     def __repr__(self) -> str:
         return f"SQLiteStorage({str(self.path)!r})"
@@ -189,13 +195,14 @@ class SQLiteStorage(Storage):
                     f"storage {str(self.path)!r} is not a treebo study "
                     "database: it has no study and trials tables"
                 )
-            if "trials" in tables:
-                check_trial_columns(conn, self.path)
+            current = "trials" not in tables or check_trial_columns(conn, self.path)
             if not read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
-                check_trial_columns(conn, self.path)
+                if not current:  # a study written before trials held several metrics
+                    conn.execute("ALTER TABLE trials ADD COLUMN metrics TEXT")
+                current = check_trial_columns(conn, self.path)
         except BaseException as error:
             if conn is not None:
                 conn.close()
@@ -204,6 +211,7 @@ class SQLiteStorage(Storage):
                 raise access_error(self.path, error, writing=not read_only) from None
             raise
         self._conn = conn
+        self._columns = TRIAL_COLUMNS if current else EARLIER_TRIAL_COLUMNS
         return self
 
     def close(self) -> None:
@@ -323,14 +331,17 @@ class SQLiteStorage(Storage):
         """Every trial row as a dict, by number; ``x_encoded`` as a float64 array."""
         with self._mutex:
             rows = self._db.execute(
-                f"SELECT {', '.join(TRIAL_COLUMNS)} FROM trials ORDER BY number"
+                f"SELECT {', '.join(self._columns)} FROM trials ORDER BY number"
             ).fetchall()
         trials = []
         for row in rows:
-            record = dict(zip(TRIAL_COLUMNS, row))
+            record = dict(zip(self._columns, row))
+            record.setdefault("metrics", None)
             try:
                 record["x_encoded"] = np.frombuffer(record["x_encoded"], dtype="<f8").copy()
                 record["point"] = load_json(record["point"], what="its point")
+                if record["metrics"] is not None:
+                    record["metrics"] = load_json(record["metrics"], what="its metrics")
             except (TypeError, ValueError) as error:  # not bytes / not 8-byte floats / not JSON
                 raise ValueError(
                     f"storage {str(self.path)!r} is damaged: trial {record['number']!r}: {error}"
@@ -388,6 +399,7 @@ class SQLiteStorage(Storage):
                     told_at=row["told_at"],
                     seed=row["seed"],
                     eval_time=row["eval_time"],
+                    metrics=row["metrics"],
                 )
             )
         return trials
@@ -441,6 +453,7 @@ class SQLiteStorage(Storage):
             "eval_time": trial.eval_time,
             "asked_at": trial.asked_at,
             "told_at": trial.told_at,
+            "metrics": trial.metrics,
         }
 
 
@@ -462,6 +475,7 @@ def _upsert(trial: dict[str, Any]) -> tuple[str, tuple]:
     row = dict(trial)
     row["x_encoded"] = np.ascontiguousarray(row["x_encoded"], dtype="<f8").tobytes()
     row["point"] = json.dumps(row["point"])
+    row["metrics"] = None if row["metrics"] is None else json.dumps(row["metrics"])
     columns = ", ".join(TRIAL_COLUMNS)
     marks = ", ".join("?" for _ in TRIAL_COLUMNS)
     return (
