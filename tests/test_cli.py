@@ -1276,3 +1276,210 @@ def test_a_stored_space_without_dimensions_is_one_line_for_show_and_report(tmp_p
         done = _treebo(command, *args, cwd=tmp_path, timeout=120)
         line = _one_line_error(done, command, str(db))
         assert "is damaged" in line and "dimensions" in line
+
+
+# -- several metrics: objectives and constraints -----------------------------------------------
+METRICS_TRAIN = """
+import json, sys
+
+lr, depth = float(sys.argv[1]), int(sys.argv[2])
+print("epoch 1: loss 12.5")
+if depth == 3:
+    print("diverged")
+else:
+    error = (lr - 0.3) ** 2 + 0.01 * depth
+    print(json.dumps({"error": error, "latency": depth * (1 + lr), "model": "net"}))
+"""
+
+METRICS_SPACE = """
+{"dimensions": [{"name": "lr", "type": "Real", "low": 0.0, "high": 1.0},
+                {"name": "depth", "type": "Integer", "low": 1, "high": 6}]}
+"""
+
+
+def _front_numbers(rows, objectives, signs=None):
+    """The trial numbers of the Pareto front of complete rows, computed here from their metrics."""
+    from treebo.pareto import non_dominated
+
+    complete = [r for r in rows if r["status"] == "complete"]
+    Y = [[(signs or {}).get(o, 1) * r["metrics"][o] for o in objectives] for r in complete]
+    return {r["number"] for r, keep in zip(complete, non_dominated(Y)) if keep}
+
+
+def test_minimize_a_command_that_prints_metrics(tmp_path, capsys):
+    from treebo.shared_study import read_shared
+
+    (tmp_path / "train.py").write_text(METRICS_TRAIN)
+    (tmp_path / "space.json").write_text(METRICS_SPACE)
+    db = str(tmp_path / "m.db")
+    argv = ["minimize", "--command", f"{sys.executable} {tmp_path / 'train.py'} {{lr}} {{depth}}"]
+    argv += ["--space", str(tmp_path / "space.json"), "--n-calls", "14", "--storage", db]
+    argv += ["--objective", "error:min", "--objective", "latency:min", "--seed", "1", *USER_FAST]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    _, rows = read_shared(db)
+    assert len(rows) == 14
+    for row in rows:
+        x = row["x"]
+        if x["depth"] == 3:  # a last line that is no JSON object: a failed trial, with why
+            assert row["status"] == "failed" and row["metrics"] is None
+            assert (
+                "is 'diverged', not a JSON object of the metrics ['error', 'latency']"
+                in (row["error"])
+            )
+        else:  # every number of the object, to the last bit; "model" is no number
+            assert row["metrics"] == {
+                "error": (x["lr"] - 0.3) ** 2 + 0.01 * x["depth"],
+                "latency": x["depth"] * (1 + x["lr"]),
+            }
+            assert row["value"] == row["metrics"]["error"]
+    assert any(r["status"] == "failed" for r in rows), "no depth 3 was tried; pick a seed"
+    front = _front_numbers(rows, ["error", "latency"])
+    assert f"Pareto front: {len(front)} points; 13 of 14 evaluations feasible" in out
+    assert {int(line.split()[1].rstrip(":")) - 1 for line in out.splitlines()[2:-1]} == front
+
+    assert main(["show", db]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].endswith("objectives error (minimize), latency (minimize); surrogate bwo")
+    assert (
+        shown[1] == f"Pareto front: {len(front)} points (feasible trials that no other one "
+        "beats in every objective)"
+    )
+    assert shown[2].split() == ["trial", "error", "latency", "lr", "depth"]
+    table = shown[3 : 3 + len(front)]
+    assert {int(line.split()[0]) for line in table} == front
+    firsts = [float(line.split()[1]) for line in table]
+    assert firsts == sorted(firsts)  # sorted by the first objective
+    header, *listing = shown[3 + len(front) :]
+    assert header.split() == [
+        "trial",
+        "status",
+        "error",
+        "latency",
+        "front",
+        "lr",
+        "depth",
+        "failure",
+    ]
+    assert {int(line.split()[0]) for line in listing if " * " in line} == front
+
+    # --json-field reads one number: not with --objective.
+    assert main([*argv, "--json-field", "error"]) == 2
+    assert "--json-field reads one number" in capsys.readouterr().err
+
+
+METRICS_FUNCTION = """
+def vessel(x):
+    return {"cost": x["a"] + x["b"], "margin": x["a"] - x["b"], "weight": 2 * x["a"]}
+
+vessel.space = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+"""
+
+
+def test_minimize_a_function_that_returns_metrics_under_a_constraint(tmp_path, capsys):
+    from treebo.shared_study import read_shared
+
+    (tmp_path / "vessel.py").write_text(METRICS_FUNCTION)
+    db = str(tmp_path / "v.db")
+    argv = ["minimize", f"{tmp_path / 'vessel.py'}:vessel", "--n-calls", "10", "--storage", db]
+    argv += ["--objective", "cost:max", "--constraint", "margin <= 0", "--seed", "0", *USER_FAST]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    _, rows = read_shared(db)
+    feasible = [r for r in rows if r["metrics"]["margin"] <= 0]
+    best = max(feasible, key=lambda r: r["metrics"]["cost"])
+    assert row_values_are_the_function_s(rows)
+    assert (
+        f"best feasible value {best['metrics']['cost']:.10g} of cost at evaluation "
+        f"{best['number'] + 1}; {len(feasible)} of 10 evaluations feasible"
+    ) in out
+    assert json.loads(out.split("x = ", 1)[1]) == best["x"]
+    # Read back, the stored value is the (maximized) objective's own.
+    assert [r["value"] for r in rows] == [r["metrics"]["cost"] for r in rows]
+
+    assert main(["show", db]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].endswith("objective cost (maximize); surrogate bwo")
+    assert (
+        shown[1] == f"constraints: margin <= 0.0; {len(feasible)} of 10 evaluated trials feasible"
+    )
+    assert shown[2].startswith(f"best feasible: trial {best['number']}, cost ")
+    header, *listing = shown[3:]
+    assert header.split() == ["trial", "status", "cost", "margin", "feasible", "a", "b", "failure"]
+    assert [line.split()[4] for line in listing] == [
+        "yes" if r["metrics"]["margin"] <= 0 else "no" for r in rows
+    ]
+
+
+def row_values_are_the_function_s(rows):
+    return all(
+        r["metrics"]
+        == {
+            "cost": r["x"]["a"] + r["x"]["b"],
+            "margin": r["x"]["a"] - r["x"]["b"],
+            "weight": 2 * r["x"]["a"],
+        }
+        for r in rows
+    )
+
+
+def test_ask_and_tell_metrics(tmp_path, capsys):
+    from treebo.shared_study import read_shared
+
+    db = str(tmp_path / "t.db")
+    (tmp_path / "space.json").write_text(METRICS_SPACE)
+    new = ["--space", str(tmp_path / "space.json"), "--objective", "error:min"]
+    new += ["--objective", "latency:max", "--constraint", "latency <= 6", "--seed", "2", *FAST]
+    for _ in range(3):
+        assert main(["ask", "--storage", db, *new]) == 0
+    capsys.readouterr()
+    # A number, a dict that lacks a metric, or text that is no JSON object is refused, and
+    # the trial stays pending: a trial is told once, a typo does not spend it.
+    for value, message in [
+        (
+            "0.5",
+            "has the objectives ['error', 'latency']: tell a dict (on the command line a "
+            "JSON object) holding a number for each of ['error', 'latency']",
+        ),
+        ('{"error": 0.1}', "the metrics told lack ['latency']"),
+        ('{"error": 0.1', "VALUE must be a number or a JSON object of metrics"),
+    ]:
+        assert main(["tell", "--storage", db, "0", value]) == 2
+        assert message in capsys.readouterr().err
+    assert [r["status"] for r in read_shared(db)[1]] == ["pending"] * 3
+    told = [
+        ('{"error": 0.2, "latency": 2, "note": "x"}', "Pareto front of 1 point; 1 of 1"),
+        ('{"error": 0.1, "latency": 1}', "Pareto front of 2 points; 2 of 2"),
+        ('{"error": 0.05, "latency": 9}', "Pareto front of 2 points; 2 of 3"),  # infeasible
+    ]
+    for number, (value, message) in enumerate(told):
+        assert main(["tell", "--storage", db, str(number), value]) == 0
+        assert f"trial {number}: complete; {message} evaluations feasible" in (
+            capsys.readouterr().out
+        )
+    rows = read_shared(db)[1]
+    assert [r["metrics"] for r in rows] == [
+        {"error": 0.2, "latency": 2},
+        {"error": 0.1, "latency": 1},
+        {"error": 0.05, "latency": 9},
+    ]
+    assert main(["show", db, "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["metrics"] for line in lines] == [r["metrics"] for r in rows]
+    assert main(["show", db]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[1] == "constraints: latency <= 6.0; 2 of 3 evaluated trials feasible"
+    assert [line.split()[:3] for line in shown[4:6]] == [["1", "0.1", "1"], ["0", "0.2", "2"]]
+    assert [line.split()[4:6] for line in shown[7:]] == [
+        ["yes", "*"],
+        ["yes", "*"],
+        ["no"] + [f"{rows[2]['x']['lr']:.6g}"],
+    ]
+
+    # A study of one number refuses a dict, and the reverse message says what it takes.
+    plain = str(tmp_path / "plain.db")
+    assert main(["ask", "--storage", plain, "--space", str(tmp_path / "space.json"), *FAST]) == 0
+    assert main(["tell", "--storage", plain, "0", '{"error": 0.1}']) == 2
+    assert "has one objective and no named metrics: tell a number" in capsys.readouterr().err
+    assert main(["tell", "--storage", plain, "0", "0.25"]) == 0
+    assert "trial 0: complete; best value 0.25" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """External commands as objectives."""
 
 import json
+import math
 import os
 import secrets
 import signal
@@ -407,3 +408,42 @@ def test_output_that_is_not_utf8_is_read(tmp_path):
     assert _printing(tmp_path, b"\xff\xfe bad bytes\nloss 0.25\n")({"x": 1}) == 0.25
     with pytest.raises(CommandError, match="printed no number"):
         _printing(tmp_path, b"\xff\n")({"x": 1})
+
+
+# -- a JSON object of metrics (a study with objectives) ----------------------------------------
+def test_metrics_are_the_numbers_of_the_last_line_s_json_object(tmp_path):
+    line = {"error": 0.125, "latency": 3, "model": "resnet", "flag": True, "nested": {"a": 1}}
+    func = _printing(tmp_path, "epoch 1: loss 9\n" + json.dumps(line) + "\n\n", metrics=["error"])
+    # Numbers only (a bool is no number); the objective's own entries whatever their order.
+    assert func({"x": 1}) == {"error": 0.125, "latency": 3}
+    # NaN is kept: the study records it as a failed evaluation, with the metric's name.
+    assert math.isnan(_printing(tmp_path, '{"a": NaN}', metrics=["a"])({"x": 1})["a"])
+    # Without metrics, the same output gives the last number, as before.
+    assert _printing(tmp_path, json.dumps(line) + "\n")({"x": 1}) == 1.0
+
+
+@pytest.mark.parametrize(
+    "stdout, message",
+    [
+        ("", r"printed nothing on standard output, not a JSON object of the metrics \['error'\]"),
+        ('{"error": 0.1}\nfinal 0.1\n', r"last line printed by .* is 'final 0.1', not a JSON obj"),
+        ("[0.1, 0.2]\n", r"is '\[0.1, 0.2\]', not a JSON object of the metrics"),
+        ('{"error": 0.1\n', r"is '\{\"error\": 0.1', not a JSON object"),
+        ('{"loss": 0.1}\n', r"has no metric 'error' \(its keys: \['loss'\]\)"),
+        ('{"error": "0.1"}\n', r"the metric 'error' printed by .* is '\"0.1\"', not a number"),
+        ('{"error": ' + "[" * 1000 + "]" * 1000 + "}\n", "nested deeper than 100 levels"),
+    ],
+    ids=["nothing", "not last", "a list", "not JSON", "missing", "a string", "deep"],
+)
+def test_a_last_line_that_is_no_json_object_of_the_metrics_is_a_failed_trial(
+    tmp_path, stdout, message
+):
+    func = _printing(tmp_path, stdout, metrics=["error"])
+    with pytest.raises(CommandError, match=message) as info:
+        func({"x": 1})
+    assert len(str(info.value)) < 600
+
+
+def test_metrics_and_json_field_are_exclusive():
+    with pytest.raises(ValueError, match="give one of them"):
+        CommandObjective(["echo"], ["x"], json_field="a", metrics=["a"])

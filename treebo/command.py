@@ -10,7 +10,12 @@ of that dimension, and reads the value from what it prints:
 * with ``json_field``, a field of the last line of standard output that is a
   JSON object (``a.b`` for a nested field). That line may be at most
   :data:`JSON_LINE_CHARS` characters long and nested at most
-  :data:`JSON_DEPTH` levels deep, and the field must hold a number.
+  :data:`JSON_DEPTH` levels deep, and the field must hold a number;
+* with ``metrics`` (a study with several objectives or constraints), a dict
+  of named numbers: the last non-empty line of standard output must be a JSON
+  object (``{"error": 0.12, "latency": 0.031}``), within the same bounds, that
+  holds a number for each name in ``metrics``; its other entries that are
+  numbers are returned too.
 
 The command is split like a shell would (:func:`shlex.split`) and run
 without a shell, so a value is always one argument and nothing in it is
@@ -30,7 +35,8 @@ process group included, and its output is read with bounded waits
 printed until then.
 
 A command that exits with a non-zero status, prints no number (or not the
-JSON field), or runs past ``timeout`` raises :class:`CommandError`, which
+JSON field, or a last line that is not a JSON object of the metrics), or
+runs past ``timeout`` raises :class:`CommandError`, which
 :func:`~treebo.minimize` records as a failed trial; the message ends with the
 last lines of the command's standard error.
 """
@@ -164,6 +170,12 @@ class CommandObjective:
     json_field : str, optional
         Read this field (dotted for a nested one) of the last JSON object line
         of standard output instead of the last number.
+    metrics : sequence of str, optional
+        Return a dict of metrics instead of a number: the last non-empty
+        line of standard output is a JSON object that holds a number for each
+        of these names (the objectives and the constrained metrics of a
+        study with ``objectives=``); its other number entries are kept too.
+        Not with ``json_field``.
     timeout : float, optional
         Seconds the command may run; then it and every process it started
         are killed and the trial fails.
@@ -178,8 +190,8 @@ class CommandObjective:
     ValueError
         For an empty command, a placeholder that names no dimension (the
         dimensions are listed), a placeholder of a shell command whose quoting
-        cannot be told (the message shows the safe form), or an invalid
-        ``timeout``.
+        cannot be told (the message shows the safe form), an invalid
+        ``timeout``, or both ``json_field`` and ``metrics``.
     """
 
     def __init__(
@@ -188,10 +200,18 @@ class CommandObjective:
         names: Sequence[str],
         *,
         json_field: str | None = None,
+        metrics: Sequence[str] | None = None,
         timeout: float | None = None,
         shell: bool = False,
         cwd: str | None = None,
     ):
+        if json_field is not None and metrics is not None:
+            raise ValueError(
+                "json_field reads one number; with metrics the command prints a JSON object "
+                "of metrics as its last line: give one of them"
+            )
+        if isinstance(metrics, str):
+            raise ValueError(f"metrics must be a sequence of names, got {metrics!r}")
         if isinstance(command, str):
             parts = [command] if shell else shlex.split(command)
         else:
@@ -214,6 +234,7 @@ class CommandObjective:
         self.parts = parts
         self.names = names
         self.json_field = json_field
+        self.metrics = None if metrics is None else [str(m) for m in metrics]
         self.timeout = timeout
         self.shell = bool(shell)
         self.cwd = cwd
@@ -247,8 +268,8 @@ class CommandObjective:
             for pieces in self._pieces
         ]
 
-    def __call__(self, x: Mapping[str, Any] | Sequence[Any]) -> float:
-        """Run the command for point ``x`` and return its value.
+    def __call__(self, x: Mapping[str, Any] | Sequence[Any]) -> float | dict[str, float]:
+        """Run the command for point ``x`` and return its value (with ``metrics``, a dict).
 
         Parameters
         ----------
@@ -296,9 +317,11 @@ class CommandObjective:
             raise CommandError(_with_stderr(f"command {how}: {shown}", stderr.text()))
         return self._value(stdout, stderr.text(), shown)
 
-    def _value(self, stdout: OutputTail, stderr: str, shown: str) -> float:
+    def _value(self, stdout: OutputTail, stderr: str, shown: str) -> float | dict[str, float]:
         text = stdout.text()
         cut = f" (of which the last {STDOUT_BYTES} bytes are read)" if stdout.cut else ""
+        if self.metrics is not None:
+            return _metrics(text, self.metrics, shown, cut, stderr)
         if self.json_field is None:
             value = last_number(text)
             if value is None:
@@ -345,6 +368,55 @@ def _field(record: Any, field: str, shown: str) -> float:
             f"the JSON field {field!r} printed by {shown} is {_excerpt(text)}, not a number"
         )
     return value
+
+
+def _metrics(text: str, names: list[str], shown: str, cut: str, stderr: str) -> dict[str, float]:
+    """The JSON object of metrics on the last non-empty line of ``text``."""
+    lines = text.rstrip().splitlines()
+    if not lines:
+        raise CommandError(
+            _with_stderr(
+                f"printed nothing on standard output{cut}, not a JSON object of the metrics "
+                f"{names}: {shown}",
+                stderr,
+            )
+        )
+    line = lines[-1].strip()
+    what = f"the last line printed by {shown}"
+    try:
+        record = load_json(line, what=what, max_depth=JSON_DEPTH, max_chars=JSON_LINE_CHARS)
+    except BoundExceededError as error:
+        raise CommandError(str(error)) from None
+    except ValueError:  # not JSON, or an integer of too many digits
+        record = None
+    if not isinstance(record, dict):
+        raise CommandError(
+            _with_stderr(
+                f"{what} is {_excerpt(line)}, not a JSON object of the metrics {names} "
+                '(such as {"' + (names[0] if names else "loss") + '": 0.25}) on one line',
+                stderr,
+            )
+        )
+    for name in names:
+        if name not in record:
+            keys = sorted(map(str, record))
+            listed = ", ".join(_excerpt(k) for k in keys[:10])
+            more = f", and {len(keys) - 10} more" if len(keys) > 10 else ""
+            raise CommandError(
+                f"the JSON object printed by {shown} has no metric {name!r} (its keys: "
+                f"[{listed}{more}])"
+            )
+        if not _is_number(record[name]):
+            raise CommandError(
+                f"the metric {name!r} printed by {shown} is "
+                f"{_excerpt(json.dumps(record[name]))}, not a number"
+            )
+    # Numbers only: what else the object holds (a model's name, a list) is not a metric.
+    return {k: v for k, v in record.items() if _is_number(v)}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _with_stderr(message: str, stderr: str | None) -> str:

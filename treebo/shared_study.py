@@ -21,9 +21,10 @@ import math
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .metrics import Metrics
 from .optimizer import Optimizer
 from .settings import settings_from_store
 from .space import Space
@@ -140,7 +141,7 @@ def ask(
 def tell(
     path: str | os.PathLike,
     number: int,
-    value: float | None = None,
+    value: float | Mapping[str, float] | None = None,
     *,
     error: str | None = None,
     wait: float = WAIT,
@@ -152,8 +153,10 @@ def tell(
     path : str or os.PathLike
     number : int
         A pending trial of the study.
-    value : float, optional
-        The objective's value; NaN or infinity record a failure.
+    value : float or dict, optional
+        The objective's value; NaN or infinity record a failure. For a study
+        with ``objectives``, a dict of metrics holding every objective and
+        constrained metric (a NaN or infinite one records a failure).
     error : str, optional
         Why the evaluation failed; records a failed trial.
     wait : float
@@ -162,12 +165,18 @@ def tell(
     -------
     dict
         ``{"trial": number, "status": ..., "best": value or None}``, the best
-        value of the study after this tell.
+        value of the study after this tell (for a study with objectives, the
+        first objective at the result's ``x``, feasible if any point is), and
+        for a study with objectives ``"objectives"`` (their names),
+        ``"n_feasible"``, ``"n_told"`` and ``"n_pareto"`` (the points of the
+        Pareto front).
 
     Raises
     ------
     ValueError
-        If there is no such trial or it is not pending (already told).
+        If there is no such trial or it is not pending (already told), or
+        ``value`` is not what the study takes (a number, or a dict holding
+        every metric it needs): then nothing is recorded.
     """
     if error is None and value is None:
         raise ValueError("tell needs a value or an error")
@@ -184,9 +193,44 @@ def tell(
                 f"trial {number} of {str(path)!r} was told already (it is "
                 f"{trial.status}); a trial is told once"
             )
+        if error is None:
+            _check_value(optimizer.metrics, value, path)
         optimizer.tell_trial(trial, value, error=error)
-        best = optimizer.get_result().fun
-        return {"trial": number, "status": trial.status, "best": None if math.isnan(best) else best}
+        result = optimizer.get_result()
+        best = result.fun
+        told = {"trial": number, "status": trial.status, "best": None if math.isnan(best) else best}
+        if optimizer.metrics is not None:
+            told.update(
+                objectives=list(optimizer.metrics.names),
+                n_feasible=result.n_feasible,
+                n_told=len(result.x_iters),
+                n_pareto=len(result.pareto_index),
+            )
+        return told
+
+
+def _check_value(metrics: Metrics | None, value: Any, path: str | os.PathLike) -> None:
+    """A value of the wrong kind is refused rather than recorded as a failed trial: a
+    trial is told once, and a typo should not spend it."""
+    if metrics is None:
+        if isinstance(value, Mapping):
+            raise ValueError(
+                f"the study in {str(path)!r} has one objective and no named metrics: tell "
+                "a number (a study takes a dict of metrics when made with objectives)"
+            )
+        return
+    needed = list(dict.fromkeys([*metrics.names, *(c.metric for c in metrics.constraints)]))
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"the study in {str(path)!r} has the objectives {list(metrics.names)}: tell a "
+            f"dict (on the command line a JSON object) holding a number for each of {needed}"
+        )
+    missing = [name for name in needed if name not in value]
+    if missing:
+        raise ValueError(
+            f"the metrics told lack {missing}; the study in {str(path)!r} needs a number "
+            f"for each of {needed}"
+        )
 
 
 def _by_name(space: Space, x: Any) -> dict:
@@ -225,8 +269,10 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """The study description and its trials as rows, without taking the lock.
 
     Each row has ``number``, ``status``, ``value`` (the objective's own value,
-    also for a maximized study), ``x`` (a dict by name, or None where the
-    space cannot be rebuilt) and ``error``.
+    also for a maximized study; for a study with objectives, the first
+    objective's), ``x`` (a dict by name, or None where the space cannot be
+    rebuilt), ``error`` and ``metrics`` (a dict of every metric of a complete
+    trial of a study with objectives, None otherwise).
 
     Raises
     ------
@@ -237,7 +283,11 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """
     study = read_study(path)
     meta = study["meta"]
-    sign = -1.0 if settings_from_store(meta, path)["direction"] == "maximize" else 1.0
+    settings = settings_from_store(meta, path)
+    sign = -1.0 if settings["direction"] == "maximize" else 1.0
+    if settings["objectives"] is not None:
+        # The stored value is the first objective as minimized.
+        sign = float(Metrics(settings["objectives"], settings["constraints"]).signs[0])
     try:
         space = _stored_space(meta, path)
     except BoundExceededError:
@@ -255,6 +305,7 @@ def read_shared(path: str | os.PathLike) -> tuple[dict, list[dict]]:
                 "value": None if value is None else sign * value,
                 "x": x,
                 "error": row["error"],
+                "metrics": row.get("metrics"),
             }
         )
     return meta, rows

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import traceback
 import warnings
@@ -26,7 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .usage import add_setting_arguments, given_settings
+from ..untrusted import excerpt
+from .objectives import cell, metric_names, print_result, show
+from .usage import add_setting_arguments, format_table, given_settings
 
 if TYPE_CHECKING:
     from ..history import OptimizeResult
@@ -83,7 +84,8 @@ def add_objective_arguments(p: argparse.ArgumentParser) -> None:
         metavar="CMD",
         dest="command_line",
         help="evaluate each point by running CMD, with {name} replaced by the value "
-        "of dimension name; its value is the last number it prints (needs --space)",
+        "of dimension name; its value is the last number it prints, or with --objective "
+        "a JSON object of metrics on its last line (needs --space)",
     )
     p.add_argument(
         "--space",
@@ -150,10 +152,17 @@ def objective(
                     + (" or give the budget another name" if flag == "--budget-param" else "")
                 )
             names.append(name)
+        metrics = metric_names(args)
+        if metrics is not None and args.json_field is not None:
+            raise ValueError(
+                "--json-field reads one number; with --objective the command prints a JSON "
+                "object of its metrics as its last line"
+            )
         return CommandObjective(
             args.command_line,
             names,
             json_field=args.json_field,
+            metrics=metrics,
             timeout=args.timeout,
             shell=args.shell,
         ), space
@@ -235,9 +244,12 @@ def minimize_user(args: argparse.Namespace) -> int:
         errors = sorted({e.splitlines()[0] for e in result.errors if e})
         print(f"no successful evaluation in {n}; errors: {errors}")
         return 1
-    index = int(result.func_vals.tolist().index(result.fun))
-    print(f"best value {result.fun:.10g} at evaluation {index + 1} of {n}")
-    print(f"x = {json.dumps(_jsonable(result.x))}")
+    if "objectives" in result:
+        print_result(result)
+    else:
+        index = int(result.func_vals.tolist().index(result.fun))
+        print(f"best value {result.fun:.10g} at evaluation {index + 1} of {n}")
+        print(f"x = {json.dumps(_jsonable(result.x))}")
     if result.n_failed:
         print(
             f"{result.n_failed} evaluations failed; the first: "
@@ -400,16 +412,46 @@ def cmd_tell(args: argparse.Namespace) -> int:
 
     if (args.value is None) == (args.failed is None):
         raise ValueError("give the trial's VALUE, or --failed, but not both")
-    value = None
-    if args.value is not None:
-        try:
-            value = float(args.value)
-        except ValueError:
-            raise ValueError(f"VALUE must be a number, got {args.value!r}") from None
+    value = None if args.value is None else _told_value(args.value)
     told = tell(args.storage, args.trial, value, error=args.failed, wait=args.wait)
     best = "none yet" if told["best"] is None else f"{told['best']:.10g}"
-    print(f"trial {told['trial']}: {told['status']}; best value {best}")
+    if "objectives" not in told:
+        print(f"trial {told['trial']}: {told['status']}; best value {best}")
+        return 0
+    feasible = f"{told['n_feasible']} of {told['n_told']} evaluations feasible"
+    if len(told["objectives"]) > 1:
+        print(
+            f"trial {told['trial']}: {told['status']}; Pareto front of {told['n_pareto']} "
+            f"point{'' if told['n_pareto'] == 1 else 's'}; {feasible}"
+        )
+    else:
+        best = best if told["n_feasible"] else "none yet"
+        print(f"trial {told['trial']}: {told['status']}; best feasible value {best}; {feasible}")
     return 0
+
+
+def _told_value(text: str) -> float | dict:
+    """``treebo tell``'s VALUE: a number, or a JSON object of metrics (the study says
+    which it takes, and refuses the other kind)."""
+    from ..untrusted import BoundExceededError, load_json
+
+    if text.lstrip().startswith("{"):
+        try:
+            value = load_json(text, what="VALUE")
+        except BoundExceededError:
+            raise
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"VALUE must be a number or a JSON object of metrics such as "
+                f'\'{{"error": 0.1, "latency": 0.03}}\', got {excerpt(text)}'
+            )
+        return value
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"VALUE must be a number, got {excerpt(text)}") from None
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -440,6 +482,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(jsonable(row)))
         return 0
+    if settings["objectives"] is not None:
+        show(args.storage, settings, rows, names)
+        return 0
     maximize = settings["direction"] == "maximize"
     counts = {s: sum(r["status"] == s for r in rows) for s in ("complete", "failed", "pending")}
     print(
@@ -451,18 +496,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if complete:
         sign = -1 if maximize else 1
         best = min(complete, key=lambda r: (sign * r["value"], r["number"]))
-        shown = ", ".join(f"{k}={_cell(v)}" for k, v in (best["x"] or {}).items())
+        shown = ", ".join(f"{k}={cell(v)}" for k, v in (best["x"] or {}).items())
         print(f"best: trial {best['number']}, value {best['value']:.10g} at {shown}")
     else:
         print("best: none (no complete trial)")
     print(_table(rows, names))
     return 0
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) else str(value)
-    return str(value)
 
 
 def _table(rows: list[dict], names: list[str]) -> str:
@@ -475,16 +514,12 @@ def _table(rows: list[dict], names: list[str]) -> str:
             [
                 str(row["number"]),
                 row["status"],
-                "" if row["value"] is None else _cell(row["value"]),
-                *[_cell(x[n]) if n in x else "" for n in names],
+                "" if row["value"] is None else cell(row["value"]),
+                *[cell(x[n]) if n in x else "" for n in names],
                 error[0][:60] if error else "",
             ]
         )
-    widths = [max(len(cells[i]) for cells in [header, *body]) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
-        for cells in [header, *body]
-    )
+    return format_table(header, body)
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "add_setting_arguments",
     "given_settings",
     "setting_dest",
+    "format_table",
 ]
 
 
@@ -156,6 +157,27 @@ def given_settings(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             out[name] = value
     return out
+
+
+def format_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as aligned text columns, two spaces apart, the header first.
+
+    Parameters
+    ----------
+    header : sequence of str
+    body : sequence of sequences of str
+        One per row, as many cells as ``header``.
+
+    Returns
+    -------
+    str
+        Lines without trailing spaces.
+    """
+    widths = [max(len(cells[i]) for cells in [header, *body]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
+        for cells in [header, *body]
+    )
 
 
 def setting_dest(s: Setting) -> str:
