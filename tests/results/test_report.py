@@ -290,3 +290,107 @@ def test_write_report_creates_the_directory_and_closes_its_figures(study, tmp_pa
     out = write_report(res, tmp_path / "deep" / "dir" / "r.html", dpi=40)
     assert out.exists() and out.read_text().startswith("<!DOCTYPE html>")
     assert plt.get_fignums() == before
+
+
+# -- several objectives and constraints ------------------------------------------------------
+def _design(x):
+    if x["depth"] == 8:
+        raise RuntimeError("depth 8 fails")
+    return {
+        "error": (np.log10(x["lr"]) + 2) ** 2 + 0.1 * x["depth"],
+        "size": float(x["depth"]) * (1 + x["noise"]),
+        "speed": 1.0 / x["depth"],
+    }
+
+
+def _trials_section(text):
+    return text.split("<h2>Trials</h2>")[1]
+
+
+def test_report_of_two_objectives_shows_the_front_and_the_hypervolume(tmp_path):
+    from treebo.results.io import read_result
+
+    path = tmp_path / "two.db"
+    minimize(
+        _design,
+        SPACE,
+        n_calls=14,
+        random_state=0,
+        storage=path,
+        n_candidates=1000,
+        objectives={"error": "minimize", "size": "minimize"},
+        constraints=["size <= 6"],
+        x0=[{"lr": 0.5, "depth": 8, "kind": "plain", "noise": 0.5}],
+    )
+    res = read_result(path)
+    text = report_html(path)
+    assert [alt for _, alt in IMAGE.findall(text)] == ["pareto front", "hypervolume", "evaluations"]
+    assert "worst feasible value observed plus 10% of the observed range" in text
+    # The front's table: one row per front trial, in the result's order, with its values.
+    n = len(res.pareto_index)
+    front = text.split("<h2>Pareto front")[1].split("<h2>")[0]
+    assert f"({n} trial{'' if n == 1 else 's'})" in front
+    numbers = [int(t) for t in re.findall(r"<tr><td>(\d+)</td>", front)]
+    assert numbers == [res.numbers[k] for k in res.pareto_index]
+    for error, size in res.pareto_front:
+        assert f"<td>{error:.6g}</td><td>{size:.6g}</td>" in front
+    # The trial table marks the front, shows each metric and whether it is feasible.
+    trials = _trials_section(text)
+    assert trials.count('<tr class="best">') == n
+    marked = [int(t) for t in re.findall(r'<tr class="best"><td>(\d+)</td>', trials)]
+    assert sorted(marked) == sorted(res.numbers[k] for k in res.pareto_index)
+    assert "<th>error</th><th>size</th><th>state</th><th>feasible</th>" in trials
+    infeasible = sum(s == "complete" and not f for s, f in zip(res.statuses, res.feasible))
+    assert infeasible and trials.count('<td class="text">no</td>') == infeasible
+    assert trials.count('<tr class="failed">') == res.statuses.count("failed") > 0
+    assert f"<td>{res.n_feasible} of {len(res.x_iters)}</td>" in text
+
+
+def test_report_of_three_objectives_draws_pairs(tmp_path):
+    path = tmp_path / "three.db"
+    minimize(
+        _design,
+        SPACE,
+        n_calls=8,
+        random_state=1,
+        storage=path,
+        n_candidates=1000,
+        objectives={"error": "minimize", "size": "minimize", "speed": "maximize"},
+    )
+    text = report_html(path)
+    assert [alt for _, alt in IMAGE.findall(text)] == ["pareto front", "hypervolume", "evaluations"]
+    assert "Each pair of objectives" in text
+
+
+def test_report_of_one_objective_under_constraints_shows_the_best_feasible_trial(tmp_path):
+    from treebo.results.io import read_result
+
+    path = tmp_path / "one.db"
+    minimize(
+        _design,
+        SPACE,
+        n_calls=10,
+        random_state=0,
+        storage=path,
+        n_candidates=1000,
+        objectives=["error"],
+        constraints=["size >= 4"],
+    )
+    res = read_result(path)
+    feasible = [k for k in range(len(res.x_iters)) if res.feasible[k]]
+    best = min(feasible, key=lambda k: res.metrics[k]["error"])
+    text = report_html(path)
+    # The figures of one objective, the convergence over the feasible evaluations.
+    assert [alt for _, alt in IMAGE.findall(text)] == [
+        "convergence",
+        "parameter importance",
+        "partial dependence",
+        "evaluations",
+    ]
+    assert "best feasible value found so far" in text
+    section = text.split("<h2>Best feasible trial</h2>")[1].split("<h2>")[0]
+    assert f'<td class="text">trial</td><td>{res.numbers[best]}</td>' in section
+    assert f"{res.metrics[best]['error']:.6g}" in section
+    trials = _trials_section(text)
+    assert re.findall(r'<tr class="best"><td>(\d+)</td>', trials) == [str(res.numbers[best])]
+    assert "<th>error</th><th>size</th><th>state</th><th>feasible</th>" in trials

@@ -3,6 +3,7 @@
 One module per kind of figure; their public functions are re-exported here.
 """
 
+from .pareto import plot_hypervolume, plot_pareto_front  # noqa: F401
 from .regret import plot_regret, plot_results  # noqa: F401
 from .results import (  # noqa: F401
     plot_convergence,

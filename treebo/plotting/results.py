@@ -91,7 +91,10 @@ def plot_convergence(
         The best-so-far lines are the axes' lines with gid
         ``"best-so-far"``, in the order of ``results``; evaluation ``k``
         (from 1) is at x = k. Failed evaluations keep the best value before
-        them; the line starts at the first complete one.
+        them; the line starts at the first complete one. For a study with
+        ``objectives``, the line follows the first objective in its own units
+        and direction over the feasible evaluations only; the infeasible
+        ones are grey crosses (gid ``"infeasible"``).
     """
     plt = _pyplot()
     named = _named_sources(results, labels)
@@ -100,16 +103,28 @@ def plot_convergence(
         ax = fig.add_subplot()
     else:
         fig = ax.figure
+    ylabel, marked = "best value so far", False
     for label, source in named:
         result = as_result(source)
         values = np.asarray(result.func_vals, dtype=float)
+        feasible = np.isfinite(values)
+        accumulate = np.fmin.accumulate
+        if "objectives" in result:
+            # The first objective in its own units; only feasible points count as best.
+            values = _first_objective(result)
+            feasible = np.asarray(result["feasible"], dtype=bool)
+            if result["directions"][0] == "maximize":
+                accumulate = np.fmax.accumulate
+            what = "feasible " if result["constraints"] else ""
+            ylabel = f"best {what}{result['objectives'][0]} so far"
         calls = np.arange(1, len(values) + 1)
-        best = np.fmin.accumulate(values) if len(values) else values
+        counted = np.where(feasible, values, np.nan)
+        best = accumulate(counted) if len(values) else values
         (line,) = ax.plot(calls, best, drawstyle="steps-post", lw=2, label=label, gid="best-so-far")
         if len(named) == 1:
             ax.plot(
-                calls,
-                values,
+                calls[feasible],
+                values[feasible],
                 "o",
                 ms=3,
                 color=line.get_color(),
@@ -117,14 +132,26 @@ def plot_convergence(
                 label="evaluations",
                 gid="evaluations",
             )
+            infeasible = np.isfinite(values) & ~feasible
+            if infeasible.any():
+                marked = True
+                ax.plot(
+                    calls[infeasible],
+                    values[infeasible],
+                    "x",
+                    ms=4,
+                    color="#999999",
+                    label="infeasible",
+                    gid="infeasible",
+                )
     if true_minimum is not None:
         ax.axhline(float(true_minimum), color="k", ls="--", lw=1, label="true minimum")
     ax.set_yscale(yscale)
     ax.set_xlabel("evaluation")
-    ax.set_ylabel("best value so far")
+    ax.set_ylabel(ylabel)
     ax.set_title("convergence")
     ax.grid(alpha=0.3)
-    if len(named) > 1 or true_minimum is not None:
+    if len(named) > 1 or true_minimum is not None or marked:
         ax.legend()
     return fig
 
@@ -343,6 +370,11 @@ def plot_importance(
 
 
 # -- helpers -------------------------------------------------------------------------------
+def _first_objective(result: OptimizeResult) -> np.ndarray:
+    name = result["objectives"][0]
+    return np.array([np.nan if m is None else m[name] for m in result["metrics"]], dtype=float)
+
+
 def _matrix(
     plt: Any,
     space: Space,

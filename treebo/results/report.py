@@ -25,6 +25,7 @@ import numpy as np
 
 from ..files import write_atomically
 from ..history import OptimizeResult
+from ..metrics import Constraint
 from .io import as_result
 
 if TYPE_CHECKING:
@@ -150,6 +151,12 @@ def _summary(result: OptimizeResult) -> str:
     ]
     if result.get("n_pending"):
         facts.append(("pending (asked, not told yet)", str(result["n_pending"])))
+    if "objectives" in result:
+        directions = zip(result["objectives"], result["directions"])
+        facts.append(("objectives", ", ".join(f"{n} ({d})" for n, d in directions)))
+        if result["constraints"]:
+            facts.append(("constraints", ", ".join(result["constraints"])))
+        facts.append(("feasible", f"{result['n_feasible']} of {len(statuses)}"))
     if result.get("surrogate"):
         facts.append(("surrogate", str(result["surrogate"])))
     if result.get("random_state") is not None:
@@ -158,7 +165,17 @@ def _summary(result: OptimizeResult) -> str:
         f'<tr><td class="text">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
         for k, v in facts
     )
-    out = ["<h2>Study</h2>", f"<table>{rows}</table>", "<h2>Best trial</h2>"]
+    out = ["<h2>Study</h2>", f"<table>{rows}</table>"]
+    if "objectives" in result and len(result["objectives"]) > 1:
+        out.append(_front_table(result))
+        return "\n".join(out)
+    feasible = "objectives" in result and result["constraints"]
+    out.append("<h2>Best feasible trial</h2>" if feasible else "<h2>Best trial</h2>")
+    if feasible and result.x is not None and not result["n_feasible"]:
+        out.append(
+            '<p class="note">No evaluated trial meets every constraint: this is the trial '
+            "with the least total violation.</p>"
+        )
     if result.x is None or not math.isfinite(result.fun):
         out.append('<p class="note">No trial is complete yet: there is no best value.</p>')
         return "\n".join(out)
@@ -192,13 +209,22 @@ def _figures(
     if not np.isfinite(values).any():
         out.append('<p class="note">No trial is complete yet: there is nothing to plot.</p>')
         return out
+    if "objectives" in result and len(result["objectives"]) > 1:
+        return out + _front_figures(result, max_dimensions, dpi)
+    constrained = "objectives" in result and result["constraints"]
     out.append(
         _figure(
             plot_convergence(result),
             "convergence",
             dpi,
-            "The best value found so far after each evaluation (line) and every "
-            "evaluated value (dots); failed evaluations have no dot.",
+            (
+                "The best feasible value found so far after each evaluation (line), every "
+                "feasible value (dots) and every infeasible one (grey crosses); failed "
+                "evaluations have no mark."
+                if constrained
+                else "The best value found so far after each evaluation (line) and every "
+                "evaluated value (dots); failed evaluations have no dot."
+            ),
         )
     )
     model = fit_surrogate(result, random_state=random_state)
@@ -244,6 +270,92 @@ def _figures(
     return out
 
 
+def _front_figures(result: OptimizeResult, max_dimensions: int, dpi: int) -> list[str]:
+    """The figures of several objectives: the front, the hypervolume, the evaluations."""
+    from ..plotting.pareto import plot_hypervolume, plot_pareto_front
+    from ..plotting.results import plot_evaluations
+
+    pairs = len(result["objectives"]) > 2
+    out = [
+        _figure(
+            plot_pareto_front(result),
+            "pareto front",
+            dpi,
+            (
+                "Each pair of objectives: every complete evaluation, feasible (dots) or "
+                "infeasible (grey crosses), and the Pareto front (red), the feasible "
+                "evaluations that no other one beats in every objective."
+                if pairs
+                else "Every complete evaluation, feasible (dots) or infeasible (grey "
+                "crosses), and the Pareto front (red), the feasible evaluations that no "
+                "other one beats in both objectives; the step line is the edge of the "
+                "region the front dominates."
+            ),
+        )
+    ]
+    if result["n_feasible"]:
+        out.append(
+            _figure(
+                plot_hypervolume(result),
+                "hypervolume",
+                dpi,
+                "The hypervolume the feasible evaluations made so far dominate, after each "
+                "evaluation. Its reference point (in the title) is, for each objective, the "
+                "worst feasible value observed plus 10% of the observed range, computed once "
+                "from the whole study: the curve compares the evaluations of this study, "
+                "not studies with other reference points.",
+            )
+        )
+    else:
+        out.append('<p class="note">No evaluation is feasible: there is no hypervolume.</p>')
+    space = result.space
+    shown = list(space.names[:max_dimensions])
+    note = (
+        f" The first {len(shown)} of {space.n_dims} dimensions are shown."
+        if len(shown) < space.n_dims
+        else ""
+    )
+    out.append(
+        _figure(
+            plot_evaluations(result, dimensions=shown),
+            "evaluations",
+            dpi,
+            "Where the evaluations went: histograms per dimension and the pairs, "
+            f"coloured by evaluation number (dark: early); the star is the front's point "
+            f"best in the first objective.{note}",
+        )
+    )
+    return out
+
+
+def _front_table(result: OptimizeResult) -> str:
+    """The Pareto front of several objectives: trial, each objective, the point."""
+    space = result.space
+    names = list(result["objectives"])
+    numbers = result.get("numbers", list(range(len(result.x_iters))))
+    head = ["trial", *names, *space.names]
+    rows = ["<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
+    for k, values in zip(result["pareto_index"], result["pareto_front"]):
+        cells = [str(numbers[k]), *(_cell(v) for v in values)]
+        cells += [
+            _cell(_value_of(result.x_iters[k], name, j)) for j, name in enumerate(space.names)
+        ]
+        rows.append("<tr>" + "".join(_td(c) for c in cells) + "</tr>")
+    n = len(result["pareto_index"])
+    title = f"<h2>Pareto front ({n} trial{'' if n == 1 else 's'})</h2>"
+    if not n:
+        return title + '\n<p class="note">No complete trial is feasible yet.</p>'
+    note = (
+        '<p class="note">The feasible trials that no other trial beats in every objective, '
+        f"sorted by {html.escape(names[0])}.</p>"
+    )
+    return f"{title}\n{note}\n<table>\n" + "\n".join(rows) + "\n</table>"
+
+
+def _td(cell: str) -> str:
+    return f'<td class="text">{cell}</td>' if _is_text(cell) else f"<td>{cell}</td>"
+
+
 def _figure(fig: Figure, alt: str, dpi: int, caption: str) -> str:
     """The figure as an ``<img>`` with its PNG inside; the figure is closed."""
     import matplotlib.pyplot as plt
@@ -271,7 +383,12 @@ def _trial_table(result: OptimizeResult) -> str:
     origins = result.get("origins")
     eval_time = result.get("eval_time")
     best = _best_index(result) if result.x is not None else None
-    head = ["trial", *space.names, "value", "state"]
+    metrics = _metric_columns(result)
+    marked = set()
+    if "objectives" in result and len(result["objectives"]) > 1:
+        best, marked = None, {int(k) for k in result["pareto_index"]}
+    head = ["trial", *space.names, *(metrics or ["value"]), "state"]
+    head += ["feasible"] if metrics and result["constraints"] else []
     head += ["origin"] if origins is not None else []
     head += ["seconds"] if eval_time is not None else []
     head += ["error"]
@@ -282,13 +399,21 @@ def _trial_table(result: OptimizeResult) -> str:
         cells += [
             _cell(_value_of(result.x_iters[k], name, j)) for j, name in enumerate(space.names)
         ]
-        cells += [_cell(values[k]), html.escape(str(statuses[k]))]
+        if metrics:
+            row_metrics = result["metrics"][k] or {}
+            cells += [_cell(row_metrics.get(m, math.nan)) for m in metrics]
+        else:
+            cells.append(_cell(values[k]))
+        cells.append(html.escape(str(statuses[k])))
+        if metrics and result["constraints"]:
+            complete = statuses[k] == "complete"
+            cells.append(("yes" if result["feasible"][k] else "no") if complete else "")
         if origins is not None:
             cells.append(html.escape(str(origins[k])))
         if eval_time is not None:
             cells.append(_cell(eval_time[k]))
         cells.append(html.escape(str(errors[k] or "")))
-        kind = "best" if k == best else ("failed" if statuses[k] == "failed" else "")
+        kind = "best" if k == best or k in marked else ("failed" if statuses[k] == "failed" else "")
         row = "".join(
             f'<td class="text">{c}</td>' if _is_text(c) else f"<td>{c}</td>" for c in cells
         )
@@ -298,8 +423,23 @@ def _trial_table(result: OptimizeResult) -> str:
 
 # -- formatting ----------------------------------------------------------------------------
 def _best_index(result: OptimizeResult) -> int:
+    if "objectives" in result:
+        # The result's x: the best feasible point, or the least violation when none is.
+        if len(result["pareto_index"]):
+            return int(result["pareto_index"][0])
+        found = [k for k, x in enumerate(result.x_iters) if x is result.x]
+        if found:
+            return found[0]
     values = np.asarray(result.func_vals, dtype=float)
     return int(np.nanargmin(values))
+
+
+def _metric_columns(result: OptimizeResult) -> list[str]:
+    """The objectives and the constrained metrics, for a study with objectives."""
+    if "objectives" not in result:
+        return []
+    limited = [Constraint.parse(text).metric for text in result["constraints"]]
+    return list(dict.fromkeys([*result["objectives"], *limited]))
 
 
 _ABSENT = object()
