@@ -71,12 +71,6 @@ def test_bad_settings_are_refused_when_the_sampler_is_made(kwargs, message):
         TreeBOSampler(**kwargs)
 
 
-def test_multi_objective_studies_are_refused():
-    study = optuna.create_study(directions=["minimize", "maximize"], sampler=make_sampler())
-    with pytest.raises(ValueError, match="one objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
-
-
 # -- (a) it optimizes ---------------------------------------------------------------------
 def test_beats_random_search_on_a_quadratic():
     # Measured best values after 30 trials, seeds 0-4: TreeBOSampler (FAST, the default

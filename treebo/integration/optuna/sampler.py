@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,19 @@ from .study_data import StudyData, whole_study
 
 __all__ = ["TreeBOSampler"]
 
+#: The trial system attribute under which Optuna's samplers store the values of
+#: ``constraints_func``; ``FrozenTrial.constraints`` reads them from it (keyed
+#: "0", "1", ...) along with those of ``Trial.set_constraint``.
+CONSTRAINTS_KEY = "constraints"
+
+# Optuna 5.0.0's samplers warn so when given constraints_func; the same words and
+# category, so that a filter set for theirs applies to this one too.
+_CONSTRAINTS_FUNC_WARNING = (
+    "`constraints_func` has been deprecated in v5.0.0. This feature will be removed "
+    "in v7.0.0. See https://github.com/optuna/optuna/releases/tag/v5.0.0. "
+    "Use `optuna.trial.Trial.set_constraint` instead."
+)
+
 logger = logging.getLogger("treebo")
 
 # Proposals made again when a trial running elsewhere turns out to hold the
@@ -44,6 +59,10 @@ _PIPELINE_KWARGS = tuple(
 
 class TreeBOSampler(BaseSampler):
     """An Optuna sampler that proposes the study's next point with a treebo surrogate.
+
+    It handles studies of one objective or several (``directions=``), with or
+    without constraints (``trial.set_constraint`` in the objective, or
+    ``constraints_func``).
 
     Each trial, treebo's proposal pipeline
     (:meth:`treebo.proposal.ProposalPipeline.propose`) proposes one point from
@@ -98,11 +117,13 @@ class TreeBOSampler(BaseSampler):
         sharing a storage) spread out instead of proposing the same point.
     strategy : {"cl_min", "cl_mean", "cl_max"}, default "cl_min"
         The lie: the minimum, mean or maximum of the complete values
-        (treebo's scale: the best value is the minimum for both directions).
+        (treebo's scale: the best value is the minimum for both directions;
+        with several objectives, of the proposal's scalarized values).
     failure_value : "worst" or float, default "worst"
         Value the surrogate is fitted with for failed trials: the worst
         value seen, or a number on treebo's scale (the objective's value,
-        negated in a maximized study).
+        negated in a maximized study; with several objectives, a value of
+        the scalarization, whose values lie in [0, 1.05]).
     warn_independent_sampling : bool, default True
         Log a warning (on the ``treebo`` logger, once per parameter) when a
         parameter is drawn by the independent sampler after the startup trials.
@@ -114,6 +135,19 @@ class TreeBOSampler(BaseSampler):
         ``jump_every``, ``jump_distance``, ``local_steps`` and ``y_transform``.
         The study's count of treebo proposals places each proposal in the
         schedule of step kinds, as an optimizer's own count does.
+    constraints_func : callable, optional
+        ``constraints_func(frozen_trial)`` returns a sequence of floats, each
+        feasible when at most 0; called once per complete or pruned trial
+        (in :meth:`after_trial`) and stored in the trial's system attributes
+        as Optuna's samplers store it, so that ``trial.constraints``,
+        ``study.best_trial`` and ``study.best_trials`` see it. A NaN raises
+        ValueError. As in Optuna 5.0.0's samplers, this emits a
+        FutureWarning: ``trial.set_constraint(key, value)`` in the objective
+        does the same and is read without it.
+    constraint_surrogate : str or Surrogate, default "gp"
+        The model of each constraint (a name from
+        :func:`~treebo.available_surrogates`, or an unfitted instance), as
+        for :class:`~treebo.Optimizer`.
 
     Notes
     -----
@@ -144,7 +178,25 @@ class TreeBOSampler(BaseSampler):
     anew if a trial it did not know of holds the same point (the later of
     two colliding proposals always sees the earlier one).
 
-    Multi-objective studies are refused (ValueError).
+    Several objectives: each trial's ``values``, negated where the
+    direction maximizes, are the columns of ``y``; each proposal scalarizes
+    them with Chebyshev weights of its own (ParEGO), as
+    :class:`~treebo.Optimizer` does. A trial with a non-finite value is a
+    failure. Optuna does not report intermediate values of such studies, so
+    a pruned trial there is a failure.
+
+    Constraints: the keys of ``trial.constraints`` that any trial with
+    values has (those of ``constraints_func`` are ``"0"``, ``"1"``, ...)
+    are the constraints, each modeled by ``constraint_surrogate``; the
+    acquisition (``"ei"`` or ``"pi"``; ``"lcb"`` raises ValueError) is
+    weighted by the probability that every constraint holds, the incumbent
+    is the best feasible trial, and while no trial is feasible the search
+    minimizes the total violation. Infeasible trials stay data for the
+    objectives' model. A trial that lacks a key other trials have counts as
+    meeting that constraint, as Optuna's ``study.best_trial`` and
+    ``study.best_trials`` count it, and enters that constraint's model at the
+    limit, 0. Infinite constraint values are placed just beyond the finite
+    ones (by their spread), keeping their sign.
     """
 
     def __init__(
@@ -163,6 +215,8 @@ class TreeBOSampler(BaseSampler):
         failure_value: str | float = "worst",
         warn_independent_sampling: bool = True,
         optimizer_kwargs: dict | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        constraint_surrogate: str | Surrogate = "gp",
     ) -> None:
         self._n_startup_trials = check_int(n_startup_trials, "n_startup_trials", 0)
         if seed is not None:
@@ -198,6 +252,18 @@ class TreeBOSampler(BaseSampler):
             n_candidates=n_candidates,
             **kwargs,
         )
+        if constraints_func is not None:
+            if not callable(constraints_func):
+                raise ValueError(
+                    f"constraints_func must be a callable or None, got {constraints_func!r}"
+                )
+            if acquisition not in ("ei", "pi"):
+                raise ValueError(
+                    f"constraints need the acquisition 'ei' or 'pi', not {acquisition!r}"
+                )
+            warnings.warn(_CONSTRAINTS_FUNC_WARNING, FutureWarning, stacklevel=2)
+        self._constraints_func = constraints_func
+        self._constraint_surrogate = as_surrogate(constraint_surrogate, None)
         self._seed = seed if seed is not None else fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
@@ -228,15 +294,42 @@ class TreeBOSampler(BaseSampler):
             self._independent_sampler.reseed_rng()
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        """Refuse a multi-objective study before its first trial runs; forward the call."""
-        _check_single_objective(study)
+        """Forward to the independent sampler.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+        trial : optuna.trial.FrozenTrial
+            The trial about to run.
+        """
         if self._independent_sampler is not None:
             self._independent_sampler.before_trial(study, trial)
 
     def after_trial(
         self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
     ) -> None:
-        """Forward to the independent sampler (treebo keeps nothing between trials)."""
+        """Store the values of ``constraints_func``; forward to the independent sampler.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+        trial : optuna.trial.FrozenTrial
+            The trial that finished.
+        state : optuna.trial.TrialState
+        values : sequence of float or None
+            Its objective values.
+
+        Raises
+        ------
+        ValueError
+            If ``constraints_func`` returns a NaN (nothing is stored then, and
+            the study stops, as with Optuna's samplers).
+        """
+        if self._constraints_func is not None and state in (
+            TrialState.COMPLETE,
+            TrialState.PRUNED,
+        ):
+            _store_constraints(self._constraints_func, study, trial)
         if self._independent_sampler is not None:
             self._independent_sampler.after_trial(study, trial, state, values)
 
@@ -258,7 +351,6 @@ class TreeBOSampler(BaseSampler):
             trials, without single-valued distributions and those treebo's
             dimensions cannot encode.
         """
-        _check_single_objective(study)
         study = whole_study(study)
         space = intersection_search_space(study.get_trials(deepcopy=False), include_pruned=True)
         codecs = joint_codecs(space)
@@ -285,7 +377,6 @@ class TreeBOSampler(BaseSampler):
             discrete space has been evaluated or is pending (the independent
             sampler then draws the parameters).
         """
-        _check_single_objective(study)
         codecs = joint_codecs(search_space)
         if not codecs:
             return {}
@@ -345,15 +436,20 @@ class TreeBOSampler(BaseSampler):
     def _propose(
         self, study: Study, trial: FrozenTrial, codecs: dict[str, Codec]
     ) -> dict[str, Any]:
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        signs = [-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions]
         trials = study.get_trials(deepcopy=False)
         # The study's count of treebo proposals places this one in the schedule.
         n_proposed = sum(t.number < trial.number and PROPOSAL_KEY in t.system_attrs for t in trials)
         rng = np.random.default_rng(stream_seed(self._seed, trial.number, MODEL_STREAM))
-        seed = int(rng.integers(np.iinfo(np.int32).max)) if self._surrogate.seeded else None
+        data = StudyData(trials, trial, codecs, signs, self._constant_liar)
+        seeded = self._surrogate.seeded or (
+            data.constraints is not None and self._constraint_surrogate.seeded
+        )
+        seed = int(rng.integers(np.iinfo(np.int32).max)) if seeded else None
         params: dict[str, Any] = {}
-        for _ in range(1 + _MAX_RETRIES):
-            data = StudyData(trials, trial, codecs, sign, self._constant_liar)
+        for attempt in range(1 + _MAX_RETRIES):
+            if attempt:
+                data = StudyData(trials, trial, codecs, signs, self._constant_liar)
             if data.n_valued < max(self._n_startup_trials, 1):
                 return {}
             try:
@@ -370,6 +466,8 @@ class TreeBOSampler(BaseSampler):
                     failure_value=self._failure_value,
                     y_transform=self._y_transform,
                     fixed=data.fixed,
+                    constraints=data.constraints,
+                    constraint_surrogate=self._constraint_surrogate,
                 )
             except SpaceExhausted:
                 logger.info(
@@ -389,7 +487,7 @@ class TreeBOSampler(BaseSampler):
             # was fitting: read the study again; of two colliding proposals, the
             # later one always sees the earlier.
             trials = study.get_trials(deepcopy=False)
-            others = StudyData(trials, trial, codecs, sign, True).points
+            others = StudyData(trials, trial, codecs, signs, True).points
             if point not in others:
                 return params
             logger.info(
@@ -400,10 +498,20 @@ class TreeBOSampler(BaseSampler):
         return params
 
 
-def _check_single_objective(study: Study) -> None:
-    if len(study.directions) > 1:
-        raise ValueError(
-            f"TreeBOSampler optimizes one objective; this study has "
-            f"{len(study.directions)} (directions {study.directions}). Use a "
-            "multi-objective sampler such as optuna.samplers.NSGAIISampler."
-        )
+def _store_constraints(
+    constraints_func: Callable[[FrozenTrial], Sequence[float]], study: Study, trial: FrozenTrial
+) -> None:
+    """Store ``constraints_func(trial)`` where Optuna's samplers do, or nothing if it has a NaN."""
+    stored = None
+    try:
+        values = tuple(float(v) for v in constraints_func(trial))
+        if any(math.isnan(v) for v in values):
+            raise ValueError(
+                f"constraints_func returned NaN for trial {trial.number}: {values}; "
+                "constraint values cannot be NaN"
+            )
+        stored = values
+    finally:
+        # Written when the function fails too (None: no constraints), as
+        # Optuna's samplers do.
+        study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_KEY, stored)
