@@ -8,13 +8,15 @@ appends one record per run to ``benchmarks/results/several_objectives/runs.jsonl
 interrupted grid resumes). ``--report`` prints the table of the docs page
 from the records.
 
-Methods, at their defaults: ``treebo`` (``minimize`` with ``objectives`` and
-``constraints``), Optuna's ``tpe`` (multivariate) and ``nsga2`` with
-``constraints_func``, Optuna's ``gp`` (needs torch: the ``[peers]`` extra),
-and ``random`` (Optuna's RandomSampler). Measures: the hypervolume of the
-feasible front against the problem's reference point (several objectives);
-log10 of (best feasible value - the constrained optimum) and the share of
-seeds with any feasible point (one objective under constraints).
+Methods, at their defaults: ``treebo`` (``minimize`` with ``objectives``
+and ``constraints``), ``treebo_ehvi`` (the same with
+``multi_objective="ehvi"``), Optuna's ``tpe`` (multivariate) and ``nsga2``
+with ``constraints_func``, Optuna's ``gp`` (needs torch: the ``[peers]``
+extra), and ``random`` (Optuna's RandomSampler). Measures: the hypervolume
+of the feasible front against the problem's reference point (several
+objectives); log10 of (best feasible value - the constrained optimum) and
+the share of seeds with any feasible point (one objective under
+constraints).
 
     python benchmarks/several_objectives.py --methods treebo tpe nsga2 random --seeds 0-9
     python benchmarks/several_objectives.py --report
@@ -38,7 +40,7 @@ from treebo.pareto import hypervolume
 from treebo.problems.metric_problems import METRIC_PROBLEMS, MetricProblem, get_metric_problem
 
 RECORDS = Path(__file__).parent / "results" / "several_objectives" / "runs.jsonl.gz"
-METHODS = ("treebo", "tpe", "nsga2", "gp", "random")
+METHODS = ("treebo", "treebo_ehvi", "tpe", "nsga2", "gp", "random")
 
 
 def budget(problem: MetricProblem) -> int:
@@ -47,7 +49,9 @@ def budget(problem: MetricProblem) -> int:
 
 
 # -- one run -------------------------------------------------------------------------------
-def run_treebo(problem: MetricProblem, seed: int, n_calls: int) -> list[dict | None]:
+def run_treebo(
+    problem: MetricProblem, seed: int, n_calls: int, multi_objective: str = "parego"
+) -> list[dict | None]:
     from treebo import minimize
 
     with warnings.catch_warnings():
@@ -58,6 +62,7 @@ def run_treebo(problem: MetricProblem, seed: int, n_calls: int) -> list[dict | N
             n_calls=n_calls,
             objectives=problem.objectives,
             constraints=problem.constraints,
+            multi_objective=multi_objective,
             random_state=seed,
         )
     return list(res.metrics)
@@ -112,8 +117,10 @@ def run(problem_name: str, method: str, seed: int) -> dict:
     problem = get_metric_problem(problem_name)
     n_calls = budget(problem)
     start = time.perf_counter()
-    if method == "treebo":
-        metrics = run_treebo(problem, seed, n_calls)
+    if method.startswith("treebo"):
+        metrics = run_treebo(
+            problem, seed, n_calls, "ehvi" if method == "treebo_ehvi" else "parego"
+        )
     else:
         metrics = run_optuna(problem, seed, n_calls, method)
     seconds = time.perf_counter() - start
@@ -159,10 +166,13 @@ def _versions() -> dict[str, str]:
 
 # -- records ---------------------------------------------------------------------------------
 def read_records(path: Path = RECORDS) -> list[dict]:
-    if not path.exists():
-        return []
-    with gzip.open(path, "rt") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    """The records of one file, or of every ``*.jsonl.gz`` file of a folder."""
+    paths = sorted(path.glob("*.jsonl.gz")) if path.is_dir() else [path] if path.exists() else []
+    out = []
+    for each in paths:
+        with gzip.open(each, "rt") as handle:
+            out += [json.loads(line) for line in handle if line.strip()]
+    return out
 
 
 def append_record(record: dict, path: Path = RECORDS) -> None:
@@ -278,13 +288,18 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-9", help="a range such as 0-9")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--optima", action="store_true")
-    parser.add_argument("--records", type=Path, default=RECORDS, help="the records file")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=RECORDS,
+        help="the file a run appends to (one per process; --report reads its whole folder)",
+    )
     args = parser.parse_args()
     if args.optima:
         constrained_optima()
         return
     if args.report:
-        report(read_records(args.records))
+        report(read_records(args.records.parent))
         return
     done = {(r["problem"], r["method"], r["seed"]) for r in read_records(args.records)}
     # Seed by seed, so that a grid cut short has every problem and method at the same seeds.

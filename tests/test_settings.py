@@ -69,6 +69,7 @@ NON_DEFAULT = {
         ["--constraint", "size<=5", "--constraint", "speed >= 1.5"],
     ),
     "constraint_surrogate": ("rf", ["--constraint-surrogate", "rf"]),
+    "multi_objective": ("ehvi", ["--multi-objective", "ehvi"]),
 }
 # Settings that another setting's non-default value rules out: a study with objectives
 # takes their directions there, and constraints weigh the acquisition "ei" or "pi".

@@ -119,6 +119,9 @@ local_center_spacing
         The model of each constraint, a name from
         :func:`~treebo.surrogates.available_surrogates`; the acquisition is
         weighted by the probability that every constraint holds.
+    multi_objective : {"parego", "ehvi"}, default "parego"
+        How candidates are scored with several objectives:
+        :class:`~treebo.proposal.outcomes.ObjectiveScoring`.
 
     Attributes
     ----------
@@ -168,6 +171,7 @@ local_center_spacing
         objectives: dict | list | None = None,
         constraints: list | None = None,
         constraint_surrogate: str = "gp",
+        multi_objective: str = "parego",
     ):
         # Every keyword but dimensions is a setting, declared in treebo.settings.
         settings = check_settings(**{k: v for k, v in locals().items() if k in _SETTING_NAMES})

@@ -38,6 +38,7 @@ from .acquisition import ACQUISITIONS, check_acquisition
 from .acquisition.maximizer import ACQ_OPTIMIZERS
 from .initial_design import INITIAL_DESIGNS
 from .metrics import check_constraints, check_objectives
+from .proposal.outcomes import MULTI_OBJECTIVE
 from .resume import RESUME_PENDING
 from .storage import stable_params
 from .surrogates import Surrogate, make_surrogate
@@ -435,6 +436,14 @@ SETTINGS: tuple[Setting, ...] = (
         Allowed("a registered surrogate name", _check_surrogate_name, str, "NAME"),
         OPTIMIZER,
         "the model of each constraint: a name from `treebo list`",
+        omit_default=True,
+    ),
+    Setting(
+        "multi_objective",
+        "parego",
+        _choice(MULTI_OBJECTIVE),
+        PIPELINE,
+        "how several objectives score a candidate",
         omit_default=True,
     ),
 )

@@ -16,6 +16,7 @@ from treebo.proposal import (
     RefineStep,
     StepData,
 )
+from treebo.proposal.outcomes import ObjectiveScoring
 from treebo.space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
 from treebo.surrogates import Prediction, make_surrogate
 
@@ -253,7 +254,13 @@ def test_every_pipeline_setting_is_an_optimizer_keyword_with_its_parts_default()
     # The settings are declared once, by the parts' constructors; the Optimizer's
     # signature must offer each with the same default, or a user would get another.
     optimizer = inspect.signature(Optimizer).parameters
-    parts = [AcquisitionMaximizer, CandidatePool, *STEP_KINDS.values(), CycleSchedule]
+    parts = [
+        AcquisitionMaximizer,
+        CandidatePool,
+        *STEP_KINDS.values(),
+        CycleSchedule,
+        ObjectiveScoring,
+    ]
     seen = set()
     for part in parts:
         for name, parameter in inspect.signature(part).parameters.items():

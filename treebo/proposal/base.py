@@ -69,6 +69,10 @@ class StepData:
         ``log_feasibility(points)`` -> log-probability that every constraint
         holds at each point (:class:`~treebo.proposal.outcomes.FeasibilityModel`),
         added to the log-acquisition; None without constraints.
+    objective_score : callable or None, default None
+        ``objective_score(points)`` -> log-scores that replace the
+        acquisition of the step's model (the expected hypervolume
+        improvement of several objectives); None to score by the model.
     """
 
     space: Space
@@ -83,6 +87,7 @@ class StepData:
     rng: np.random.Generator
     fallback: Callable[[], np.ndarray]
     log_feasibility: Callable[[np.ndarray], np.ndarray] | None = None
+    objective_score: Callable[[np.ndarray], np.ndarray] | None = None
 
     def score(
         self,
@@ -108,7 +113,10 @@ class StepData:
         ndarray of shape (n_points,)
             Higher is better.
         """
-        scores = maximizer.score(prediction, best)
+        if self.objective_score is not None:
+            scores = self.objective_score(points)
+        else:
+            scores = maximizer.score(prediction, best)
         if self.log_feasibility is not None:
             scores = scores + self.log_feasibility(points)
         return scores

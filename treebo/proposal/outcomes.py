@@ -18,9 +18,19 @@ import numpy as np
 from scipy.special import log_ndtr
 from sklearn.base import clone
 
+from .._checks import check_choice
 from ..surrogates import Surrogate
 
-__all__ = ["chebyshev_values", "total_violation", "FeasibilityModel", "CHEBYSHEV_RHO"]
+__all__ = [
+    "chebyshev_values",
+    "total_violation",
+    "FeasibilityModel",
+    "ObjectiveScoring",
+    "HypervolumeScore",
+    "hypervolume_improvement",
+    "CHEBYSHEV_RHO",
+    "MULTI_OBJECTIVE",
+]
 
 #: Weight of the sum term of the augmented Chebyshev scalarization (Knowles 2006), which
 #: keeps weakly dominated points from tying with the points that dominate them.
@@ -114,4 +124,107 @@ class FeasibilityModel:
             prediction = model.predict_dist(points)
             std = np.sqrt(np.maximum(prediction.variance, _MIN_RELATIVE_STD**2))
             out += log_ndtr(-prediction.mean / std)
+        return out
+
+
+#: Values of ``multi_objective``: how a proposal scores candidates with several objectives.
+MULTI_OBJECTIVE = ("parego", "ehvi")
+
+#: Monte Carlo draws per candidate of the expected hypervolume improvement.
+EHVI_SAMPLES = 32
+
+
+class ObjectiveScoring:
+    """How a proposal scores candidates when there are several objectives.
+
+    Parameters
+    ----------
+    multi_objective : {"parego", "ehvi"}, default "parego"
+        ``"parego"``: expected improvement of the augmented Chebyshev
+        scalarization under weights drawn for each proposal
+        (:func:`chebyshev_values`). ``"ehvi"``: with two objectives, the
+        expected improvement of the hypervolume of the front, estimated from
+        one model per objective by :data:`EHVI_SAMPLES` joint draws per
+        candidate (:func:`hypervolume_improvement`); with three or more
+        objectives it is ``"parego"``. Either way the step kinds, the
+        candidate pool and its local centres follow the scalarization.
+    """
+
+    def __init__(self, multi_objective: str = "parego"):
+        self.multi_objective = check_choice(multi_objective, "multi_objective", MULTI_OBJECTIVE)
+
+    def get_params(self) -> dict[str, str]:
+        return {"multi_objective": self.multi_objective}
+
+    def uses_hypervolume(self, n_objectives: int) -> bool:
+        """Whether candidates are scored by the expected hypervolume improvement."""
+        return self.multi_objective == "ehvi" and n_objectives == 2
+
+
+def hypervolume_improvement(
+    points: np.ndarray, front: np.ndarray, reference: np.ndarray
+) -> np.ndarray:
+    """How much the hypervolume of a two-objective front grows when each point is added.
+
+    Parameters
+    ----------
+    points : ndarray of shape (n_points, 2)
+        Objective values, minimized.
+    front : ndarray of shape (n_front, 2)
+        Mutually non-dominated, sorted by the first objective (so the second
+        decreases).
+    reference : ndarray of shape (2,)
+
+    Returns
+    -------
+    ndarray of shape (n_points,)
+        At least 0.
+    """
+    r1, r2 = reference
+    p1 = np.minimum(points[:, :1], r1)
+    p2 = np.minimum(points[:, 1:], r2)
+    box = ((r1 - p1) * (r2 - p2))[:, 0]
+    if not len(front):
+        return box
+    # The front clipped to the point's box is still a staircase: its area there is a
+    # sum of strips between consecutive first objectives.
+    x = np.minimum(np.maximum(front[None, :, 0], p1), r1)
+    y = np.minimum(np.maximum(front[None, :, 1], p2), r2)
+    widths = np.diff(np.concatenate([x, np.full_like(p1, r1)], axis=1), axis=1)
+    return np.maximum(box - np.sum(widths * (r2 - y), axis=1), 0.0)
+
+
+class HypervolumeScore:
+    """log EHVI of candidates from one model per objective, for one proposal.
+
+    Parameters
+    ----------
+    models : list of PredictiveModel
+        Fitted, one per objective, predicting the objectives scaled to [0, 1].
+    front : ndarray of shape (n_front, 2)
+        The front of the feasible evaluations (and the batch's earlier points
+        at their predicted means), on that scale, sorted by the first objective.
+    rng : numpy.random.Generator
+        Draws the joint samples, the same for every candidate.
+    """
+
+    #: The hypervolume's corner on the [0, 1] scale of each objective: the worst value plus 10%.
+    REFERENCE = np.array([1.1, 1.1])
+
+    def __init__(self, models: list, front: np.ndarray, rng: np.random.Generator):
+        self.models = models
+        self.front = front
+        self.draws = rng.standard_normal((EHVI_SAMPLES, 2))
+
+    def __call__(self, points: np.ndarray) -> np.ndarray:
+        out = np.empty(len(points))
+        chunk = 2048
+        for start in range(0, len(points), chunk):
+            rows = points[start : start + chunk]
+            moments = [m.predict_dist(rows) for m in self.models]
+            mean = np.stack([p.mean for p in moments], axis=1)
+            std = np.stack([p.std for p in moments], axis=1)
+            samples = mean[:, None, :] + std[:, None, :] * self.draws[None, :, :]
+            gain = hypervolume_improvement(samples.reshape(-1, 2), self.front, self.REFERENCE)
+            out[start : start + chunk] = np.log(gain.reshape(len(rows), -1).mean(axis=1) + 1e-300)
         return out

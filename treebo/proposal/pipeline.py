@@ -7,8 +7,10 @@ import time
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 from ..acquisition import AcquisitionMaximizer, rows_in, unique_rows
+from ..pareto import non_dominated
 from ..space import Space, SpaceExhausted
 from ..surrogates import Surrogate
 from ..targets import Y_TRANSFORMS, check_failure_value, training_values, transform_targets
@@ -16,7 +18,13 @@ from .base import Proposal, Step, StepData
 from .explore import ExploreStep
 from .jump import JumpStep
 from .local import LocalStep
-from .outcomes import FeasibilityModel, chebyshev_values, total_violation
+from .outcomes import (
+    FeasibilityModel,
+    HypervolumeScore,
+    ObjectiveScoring,
+    chebyshev_values,
+    total_violation,
+)
 from .pool import CandidatePool
 from .refine import RefineStep
 from .schedule import CycleSchedule
@@ -45,6 +53,8 @@ class ProposalPipeline:
         One instance per kind the schedule names; ``"refine"`` is required:
         it is what a step that has nothing to propose defers to.
     schedule : CycleSchedule
+    outcomes : ObjectiveScoring, optional
+        How candidates are scored with several objectives (default: ParEGO).
     """
 
     def __init__(
@@ -53,6 +63,7 @@ class ProposalPipeline:
         pool: CandidatePool,
         steps: dict[str, Step],
         schedule: CycleSchedule,
+        outcomes: ObjectiveScoring | None = None,
     ):
         if "refine" not in steps:
             raise ValueError("steps must include a 'refine' step")
@@ -60,6 +71,7 @@ class ProposalPipeline:
         self.pool = pool
         self.steps = steps
         self.schedule = schedule
+        self.outcomes = outcomes or ObjectiveScoring()
 
     @classmethod
     def from_settings(cls, **settings: Any) -> ProposalPipeline:
@@ -99,6 +111,7 @@ class ProposalPipeline:
             build(CandidatePool),
             {kind: build(step) for kind, step in STEP_KINDS.items()},
             build(CycleSchedule),
+            build(ObjectiveScoring),
         )
 
     @staticmethod
@@ -110,7 +123,8 @@ class ProposalPipeline:
         tuple of str
         """
         names: dict[str, None] = {}
-        for part in (AcquisitionMaximizer, CandidatePool, *STEP_KINDS.values(), CycleSchedule):
+        parts = (AcquisitionMaximizer, CandidatePool, *STEP_KINDS.values(), CycleSchedule)
+        for part in (*parts, ObjectiveScoring):
             names.update(dict.fromkeys(_parameters(part)))
         return tuple(names)
 
@@ -127,6 +141,7 @@ class ProposalPipeline:
                 key = name if params.get(name, value) == value else f"{kind}_{name}"
                 params[key] = value
         params.update(self.schedule.get_params())
+        params.update(self.outcomes.get_params())
         return params
 
     def step_kind(self, n_model: int, smooth: bool) -> str:
@@ -325,6 +340,9 @@ class ProposalPipeline:
         pool = unseen(self.pool.build(space, X[complete], z[complete], rng))
         candidate_time = time.perf_counter() - start
         out: list[Proposal] = []
+        hypervolume = None
+        if self.outcomes.uses_hypervolume(Y.shape[1]):
+            hypervolume = _HypervolumeModels(surrogate, X, Y, complete, seed)
         for i in range(n_points):
             if i and Y.shape[1] > 1:
                 y = target()
@@ -342,6 +360,7 @@ class ProposalPipeline:
                 rng=rng,
                 fallback=fallback,
                 log_feasibility=log_feasibility,
+                objective_score=None if hypervolume is None else hypervolume.score(lies, rng),
             )
             try:
                 proposal = self.propose_step(data, self.step_kind(step, surrogate.smooth))
@@ -398,6 +417,38 @@ def _check_observations(
             f"of X, got shape {y.shape}"
         )
     return X, y.reshape(len(X), -1), pending
+
+
+class _HypervolumeModels:
+    """One model per objective, fitted once per ask, scoring each proposal by log EHVI."""
+
+    def __init__(
+        self,
+        surrogate: Surrogate,
+        X: np.ndarray,
+        Y: np.ndarray,
+        complete: np.ndarray,
+        seed: int | None,
+    ):
+        told = np.all(np.isfinite(Y), axis=1)
+        low, high = Y[told].min(axis=0), Y[told].max(axis=0)
+        scaled = (Y - low) / np.where(high > low, high - low, 1.0)
+        self.front = scaled[complete]
+        self.models = []
+        for j in range(Y.shape[1]):
+            model = clone(surrogate)
+            if seed is not None and model.seeded:
+                model.set_params(random_state=seed)
+            self.models.append(model.fit(X[told], scaled[told, j]))
+
+    def score(self, lies: np.ndarray, rng: np.random.Generator) -> HypervolumeScore:
+        """The score of one proposal: the batch's earlier points join the front at their means."""
+        front = self.front
+        if len(lies):
+            means = np.stack([m.predict_dist(lies).mean for m in self.models], axis=1)
+            front = np.vstack([front, means])
+        front = front[non_dominated(front)]
+        return HypervolumeScore(self.models, front[np.argsort(front[:, 0])], rng)
 
 
 def _check_violations(violations: Any, n_told: int) -> np.ndarray:
