@@ -170,6 +170,14 @@ class OptimizeResult(_ScipyResult):
     ``told_at`` per evaluated point.
     """
 
+    def __repr__(self) -> str:
+        # One line per field, each cut to a line's length: SciPy's own repr prints
+        # every array whole and fails on a field that is an empty dict.
+        if not self:
+            return f"{type(self).__name__}()"
+        width = max(len(key) for key in self) + 1
+        return "\n".join(f"{key:>{width}}: {_brief(value)}" for key, value in self.items())
+
     def to_dataframe(self) -> Any:
         """The evaluated points as a pandas DataFrame, one row per trial.
 
@@ -218,6 +226,16 @@ class OptimizeResult(_ScipyResult):
                     np.asarray(self[key], dtype=float), unit="s", utc=True
                 )
         return pd.DataFrame(columns)
+
+
+def _brief(value: Any, limit: int = 100) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=6, edgeitems=2, max_line_width=10**6)
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _ToldColumns:

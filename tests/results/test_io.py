@@ -223,3 +223,21 @@ def test_dump_keeps_the_mode_of_the_file_it_replaces(study, tmp_path):
     dump(res, target)
     assert target.stat().st_mode & 0o7777 == 0o640
     _assert_same(load(target), res)
+
+
+def test_read_result_of_a_maximized_study_has_the_objectives_own_values(tmp_path):
+    db = tmp_path / "max.db"
+    res = minimize(
+        lambda x: -((x[0] - 0.3) ** 2),
+        [Real(0.0, 1.0)],
+        n_calls=7,
+        random_state=0,
+        storage=db,
+        direction="maximize",
+        n_candidates=200,
+    )
+    read = read_result(db)
+    assert read.fun == res.fun and read.x == res.x and read.direction == "maximize"
+    np.testing.assert_array_equal(read.func_vals, res.func_vals)
+    assert read.fun == max(read.func_vals)
+    assert "surrogate_params: {}" in repr(read)  # one line per field, empty tables too

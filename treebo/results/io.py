@@ -169,13 +169,16 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
         raise ValueError(f"storage {str(path)!r} is damaged: {error}") from None
     rows = [row for row in study["trials"] if row["status"] != "pending"]
     x_iters = [space.point_from_json(row["point"]) for row in rows]
-    values = np.array(
+    settings = settings_from_store(meta, path)
+    # A maximized study stores negated values; the result has the objective's own.
+    sign = -1.0 if settings["direction"] == "maximize" else 1.0
+    stored = np.array(
         [row["value"] if row["status"] == "complete" else math.nan for row in rows], dtype=float
     )
-    settings = settings_from_store(meta, path)
+    values = sign * stored
     complete = [i for i, row in enumerate(rows) if row["status"] == "complete"]
-    # The lowest value, and on a tie the lowest trial number (rows are in number order).
-    best = min(complete, key=lambda i: values[i]) if complete else None
+    # The best value, and on a tie the lowest trial number (rows are in number order).
+    best = min(complete, key=lambda i: stored[i]) if complete else None
 
     def column(name: str) -> np.ndarray:
         return np.array([math.nan if row[name] is None else row[name] for row in rows], dtype=float)
@@ -202,6 +205,7 @@ def read_result(path: str | os.PathLike) -> OptimizeResult:
         surrogate_params=settings["surrogate_params"] or {},
         random_state=settings["random_state"],
         storage=str(path),
+        direction=settings["direction"],
         message=f"read from {str(path)!r}: {len(rows)} told trials",
     )
     if settings["objectives"] is not None:
