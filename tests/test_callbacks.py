@@ -5,7 +5,7 @@ import pytest
 
 from treebo import Real, minimize
 from treebo.callbacks import DeadlineStopper, EarlyStopper, ThresholdStopper
-from treebo.history import OptimizeResult
+from treebo.result import OptimizeResult
 
 SPACE_2D = [Real(-1.0, 1.0), Real(-1.0, 1.0)]
 FAST = dict(n_candidates=500, surrogate_params={"n_estimators": 20})

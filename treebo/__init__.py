@@ -40,7 +40,7 @@ _LAZY_NAMES = {
     "minimize": "treebo.loop",
     "minimize_multifidelity": "treebo.multifidelity",
     "Optimizer": "treebo.optimizer",
-    "OptimizeResult": "treebo.history",
+    "OptimizeResult": "treebo.result",
     "Trial": "treebo.history",
     "SpaceExhausted": "treebo.space",
     "Space": "treebo.space",
@@ -56,10 +56,11 @@ _LAZY_NAMES = {
 }
 
 if TYPE_CHECKING:  # what type checkers and editors resolve the lazy names to
-    from .history import OptimizeResult, Trial
+    from .history import Trial
     from .loop import minimize
     from .multifidelity import minimize_multifidelity
     from .optimizer import Optimizer
+    from .result import OptimizeResult
     from .results.io import dump, load
     from .space import Binary, Categorical, Integer, Real, Space, SpaceExhausted
     from .surrogates import Prediction, available_surrogates, make_surrogate

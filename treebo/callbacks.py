@@ -25,7 +25,7 @@ import numpy as np
 from ._checks import check_int
 
 if TYPE_CHECKING:
-    from .history import OptimizeResult
+    from .result import OptimizeResult
 
 __all__ = ["EarlyStopper", "DeadlineStopper", "ThresholdStopper"]
 

@@ -19,10 +19,11 @@ from typing import Any
 from ._checks import check_int
 from ._progress import ProgressBar
 from .failures import FailureWatch, GuardedObjective, check_catch
-from .history import OptimizeResult, Trial
+from .history import Trial
 from .optimizer import Optimizer
 from .parallel import resolve_executor, run_evaluations
 from .parallel.scheduler import Job, Workers
+from .result import OptimizeResult
 from .settings import SETTINGS
 from .space import SpaceExhausted
 from .storage import InMemoryStorage

@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_int
-from .history import History, OptimizeResult, Trial
+from .history import History, Trial
 from .initial_design import InitialDesign
 from .metrics import Metrics
 from .proposal import ProposalPipeline
 from .random_streams import RandomStreams
+from .result import OptimizeResult
 from .resume import PendingRetries
 from .settings import PIPELINE, SETTINGS, check_settings, part_settings, settings_to_store
 from .space import Space, SpaceExhausted

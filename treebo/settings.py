@@ -25,25 +25,39 @@ built without an optimizer as well, by the Optuna sampler); a setting's
 from __future__ import annotations
 
 import functools
-import numbers
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ._checks import check_auto_or, check_choice, check_int, check_real
-from .acquisition import ACQUISITIONS, check_acquisition
-from .acquisition.maximizer import ACQ_OPTIMIZERS
-from .initial_design import INITIAL_DESIGNS
+from .acquisition import check_acquisition
 from .metrics import check_constraints, check_objectives
 from .proposal.outcomes import MULTI_OBJECTIVE
-from .resume import RESUME_PENDING
+from .setting_values import (
+    ACQ_OPTIMIZER_ALLOWED,
+    ACQUISITION_ALLOWED,
+    AUTO_INTEGER_ALLOWED,
+    AUTO_NUMBER_ALLOWED,
+    FAILURE_ALLOWED,
+    INITIAL_DESIGN_ALLOWED,
+    LOCAL_STEPS_ALLOWED,
+    RESUME_PENDING_ALLOWED,
+    TABLE_ALLOWED,
+    Y_TRANSFORM_ALLOWED,
+    YES_NO_ALLOWED,
+    Allowed,
+    check_seed,
+    check_storage,
+    check_surrogate,
+    check_surrogate_name,
+    choice,
+    integer,
+    number,
+    read_objective,
+)
 from .storage import stable_params
 from .surrogates import Surrogate, make_surrogate
-from .targets import Y_TRANSFORMS, check_failure_value
-from .untrusted import BoundExceededError, excerpt, literal, load_json, shorten_reprs
+from .untrusted import BoundExceededError, excerpt, literal, shorten_reprs
 
 __all__ = [
     "Allowed",
@@ -71,32 +85,6 @@ PIPELINE = "proposal pipeline"
 SURROGATE = "surrogate"
 RANDOM_STREAMS = "random streams"
 STORAGE = "storage"
-
-
-@dataclass(frozen=True)
-class Allowed:
-    """The values a setting allows.
-
-    Parameters
-    ----------
-    text : str
-        What is allowed, for people: ``"an integer >= 1"``.
-    check : callable
-        ``check(value, name)`` returns the value as the optimizer keeps it
-        (an integer as an ``int``, a real as a ``float``) and raises a
-        ``ValueError`` naming ``name`` for any other value.
-    read : callable or None
-        ``read(word)`` gives the value a word of the command line stands
-        for (before ``check``), raising ``ValueError`` if it stands for none;
-        ``None`` for a yes/no setting, which is an option without a value.
-    metavar : str, default "VALUE"
-        The word in the command line's help (``N``, ``{auto,log,standardize}``).
-    """
-
-    text: str
-    check: Callable[[Any, str], Any]
-    read: Callable[[str], Any] | None
-    metavar: str = "VALUE"
 
 
 @dataclass(frozen=True)
@@ -159,209 +147,82 @@ class Setting:
         return self.option or "--" + self.name.replace("_", "-")
 
 
-# -- the values settings allow ------------------------------------------------------------
-def _words(mapping: Mapping[str, Any], what: str) -> Callable[[str], Any]:
-    def read(word: str) -> Any:
-        if word not in mapping:
-            raise ValueError(f"{word!r} is not {what}")
-        return mapping[word]
-
-    return read
-
-
-def _auto_or(read: Callable[[str], Any]) -> Callable[[str], Any]:
-    def read_auto(word: str) -> Any:
-        return "auto" if word == "auto" else read(word)
-
-    return read_auto
-
-
-def _integer(low: int) -> Allowed:
-    return Allowed(f"an integer >= {low}", lambda v, n: check_int(v, n, low), int, "N")
-
-
-def _number(strict: bool = False) -> Allowed:
-    text = "a finite number > 0" if strict else "a finite number >= 0"
-    return Allowed(text, lambda v, n: check_real(v, n, strict=strict), float, "X")
-
-
-def _choice(values: tuple[str, ...]) -> Allowed:
-    return Allowed(
-        f"one of {values}",
-        lambda v, n: check_choice(v, n, values),
-        _words(dict(zip(values, values)), f"one of {', '.join(values)}"),
-        "{" + ",".join(values) + "}",
-    )
-
-
-def _auto_or_integer() -> Allowed:
-    def check(value: Any, name: str) -> Any:
-        return check_auto_or(value, name, lambda v, n: check_int(v, n, 0), "an integer >= 0")
-
-    return Allowed("'auto' or an integer >= 0", check, _auto_or(int), "{auto,N}")
-
-
-def _auto_or_number() -> Allowed:
-    def check(value: Any, name: str) -> Any:
-        return check_auto_or(value, name, check_real, "a finite number >= 0")
-
-    return Allowed("'auto' or a finite number >= 0", check, _auto_or(float), "{auto,X}")
-
-
-def _check_local_steps(value: Any, name: str) -> Any:
-    if not (value == "auto" or isinstance(value, bool)):
-        raise ValueError(f"{name} must be 'auto', True or False, got {value!r}")
-    return value
-
-
-def _check_table(value: Any, name: str) -> Any:
-    if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{name} must be a dict or None, got {value!r}")
-    return value
-
-
-def _read_table(word: str) -> dict:
-    value = load_json(word, what="the value")  # bounded; not JSON is a ValueError
-    if not isinstance(value, dict):
-        raise ValueError(f"{excerpt(word)} is not a JSON object")
-    return value
-
-
-def _check_surrogate(value: Any, name: str) -> Any:
-    if not isinstance(value, (str, Surrogate)):
-        raise ValueError(f"{name} must be a registered name or a Surrogate instance, got {value!r}")
-    return value
-
-
-def _check_surrogate_name(value: Any, name: str) -> Any:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a registered surrogate name, got {value!r}")
-    return value
-
-
-def _check_seed(value: Any, name: str) -> Any:
-    # What RandomStreams accepts; checked here without drawing from a RandomState.
-    if value is None or isinstance(
-        value,
-        (
-            np.random.Generator,
-            np.random.RandomState,
-            np.random.SeedSequence,
-            np.random.BitGenerator,
-        ),
-    ):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0:
-        return int(value)
-    raise ValueError(
-        f"{name} must be None, an int >= 0, a numpy.random.Generator or a "
-        f"numpy.random.RandomState, got {value!r}"
-    )
-
-
-def _check_acquisition(value: Any, name: str) -> Any:
-    check_acquisition(value, None)  # its parameters are checked with them
-    return value
-
-
-def _check_storage(value: Any, name: str) -> Any:
-    # Which paths can hold a study is the storage's to say (SQLiteStorage names it).
-    return value
-
-
-def _read_objective(word: str) -> dict[str, str]:
-    name, _, direction = word.rpartition(":")
-    if not name or direction not in ("min", "max", "minimize", "maximize"):
-        raise ValueError(f"{excerpt(word)} is not NAME:min or NAME:max")
-    return {name: direction}
-
-
-def _read_failure_value(word: str) -> Any:
-    return "worst" if word == "worst" else float(word)
-
-
-# -- the declaration ------------------------------------------------------------------------
-_ACQUISITION = Allowed(
-    f"one of {tuple(ACQUISITIONS)}",
-    _check_acquisition,
-    _words({a: a for a in ACQUISITIONS}, f"one of {', '.join(ACQUISITIONS)}"),
-    "{" + ",".join(ACQUISITIONS) + "}",
-)
-_LOCAL_STEPS = Allowed(
-    "'auto', True or False",
-    _check_local_steps,
-    _words({"auto": "auto", "true": True, "false": False}, "one of auto, true, false"),
-    "{auto,true,false}",
-)
-_FAILURE = Allowed(
-    "'worst' or a finite number",
-    lambda v, n: check_failure_value(v),
-    _read_failure_value,
-    "{worst,X}",
-)
-_YES_NO = Allowed("True or False", lambda v, n: bool(v), None)
-_AUTO_INTEGER = _auto_or_integer()
-_INITIAL_DESIGN, _ACQ_OPTIMIZER = _choice(INITIAL_DESIGNS), _choice(ACQ_OPTIMIZERS)
-_Y_TRANSFORM, _RESUME_PENDING = _choice(Y_TRANSFORMS), _choice(RESUME_PENDING)
-_AUTO_NUMBER = _auto_or_number()
-_TABLE = Allowed(
-    "a table (a dict; a JSON object on the command line)", _check_table, _read_table, "JSON"
-)
-
 #: Every setting of :class:`~treebo.Optimizer`, in the order of its signature.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "surrogate",
         "bwo",
-        Allowed("a registered surrogate name", _check_surrogate, str, "NAME"),
+        Allowed("a registered surrogate name", check_surrogate, str, "NAME"),
         SURROGATE,
         "the surrogate model: a name from `treebo list`",
         fixed_in_benchmarks=True,  # the run's own surrogate (RunSpec.surrogate)
     ),
-    Setting("acquisition", "ei", _ACQUISITION, PIPELINE, "the acquisition function"),
-    Setting("n_initial_points", 5, _integer(0), OPTIMIZER, "points of the initial design"),
+    Setting("acquisition", "ei", ACQUISITION_ALLOWED, PIPELINE, "the acquisition function"),
+    Setting("n_initial_points", 5, integer(0), OPTIMIZER, "points of the initial design"),
     Setting(
-        "initial_design", "sobol", _INITIAL_DESIGN, OPTIMIZER, "how the first points are drawn"
+        "initial_design",
+        "sobol",
+        INITIAL_DESIGN_ALLOWED,
+        OPTIMIZER,
+        "how the first points are drawn",
     ),
-    Setting("n_candidates", 50_000, _integer(1), PIPELINE, "Sobol candidates per iteration"),
-    Setting("local_search", True, _YES_NO, PIPELINE, "add neighbours of the best points"),
+    Setting("n_candidates", 50_000, integer(1), PIPELINE, "Sobol candidates per iteration"),
+    Setting("local_search", True, YES_NO_ALLOWED, PIPELINE, "add neighbours of the best points"),
     Setting(
-        "n_local_candidates", 5_000, _integer(0), PIPELINE, "Gaussian neighbours of the best points"
+        "n_local_candidates", 5_000, integer(0), PIPELINE, "Gaussian neighbours of the best points"
     ),
     Setting(
         "n_jump_candidates",
         2_000,
-        _integer(0),
+        integer(0),
         PIPELINE,
         "one-dimension jumps from the best points",
     ),
-    Setting("n_local_centers", 5, _integer(1), PIPELINE, "best points the neighbours are around"),
+    Setting("n_local_centers", 5, integer(1), PIPELINE, "best points the neighbours are around"),
+    Setting("local_center_spacing", 0.1, number(), PIPELINE, "least distance between those points"),
     Setting(
-        "local_center_spacing", 0.1, _number(), PIPELINE, "least distance between those points"
+        "distance_variance",
+        "auto",
+        AUTO_NUMBER_ALLOWED,
+        PIPELINE,
+        "weight of the variance far from data",
     ),
     Setting(
-        "distance_variance", "auto", _AUTO_NUMBER, PIPELINE, "weight of the variance far from data"
+        "explore_every",
+        "auto",
+        AUTO_INTEGER_ALLOWED,
+        PIPELINE,
+        "every Nth step explores (0: never)",
     ),
-    Setting("explore_every", "auto", _AUTO_INTEGER, PIPELINE, "every Nth step explores (0: never)"),
     Setting(
-        "explore_length", 0.1, _number(strict=True), PIPELINE, "length scale of an exploration step"
+        "explore_length", 0.1, number(strict=True), PIPELINE, "length scale of an exploration step"
     ),
-    Setting("jump_every", "auto", _AUTO_INTEGER, PIPELINE, "every Nth step jumps (0: never)"),
-    Setting("jump_distance", 0.25, _number(), PIPELINE, "least move of a jump step (unit cube)"),
-    Setting("local_steps", "auto", _LOCAL_STEPS, PIPELINE, "other steps are local steps (a GP)"),
     Setting(
-        "n_box_candidates", 1024, _integer(1), PIPELINE, "Sobol candidates of a local step's box"
+        "jump_every", "auto", AUTO_INTEGER_ALLOWED, PIPELINE, "every Nth step jumps (0: never)"
     ),
-    Setting("max_halvings", 3, _integer(0), PIPELINE, "halvings of that box before it gives way"),
-    Setting("acq_optimizer", "auto", _ACQ_OPTIMIZER, PIPELINE, "how the acquisition is maximized"),
-    Setting("surrogate_params", None, _TABLE, SURROGATE, "parameters of the surrogate"),
-    Setting("acquisition_params", None, _TABLE, PIPELINE, "parameters of the acquisition"),
-    Setting("failure_value", "worst", _FAILURE, OPTIMIZER, "what the model sees at failed points"),
-    Setting("y_transform", "auto", _Y_TRANSFORM, OPTIMIZER, "how values become model targets"),
+    Setting("jump_distance", 0.25, number(), PIPELINE, "least move of a jump step (unit cube)"),
+    Setting(
+        "local_steps", "auto", LOCAL_STEPS_ALLOWED, PIPELINE, "other steps are local steps (a GP)"
+    ),
+    Setting(
+        "n_box_candidates", 1024, integer(1), PIPELINE, "Sobol candidates of a local step's box"
+    ),
+    Setting("max_halvings", 3, integer(0), PIPELINE, "halvings of that box before it gives way"),
+    Setting(
+        "acq_optimizer", "auto", ACQ_OPTIMIZER_ALLOWED, PIPELINE, "how the acquisition is maximized"
+    ),
+    Setting("surrogate_params", None, TABLE_ALLOWED, SURROGATE, "parameters of the surrogate"),
+    Setting("acquisition_params", None, TABLE_ALLOWED, PIPELINE, "parameters of the acquisition"),
+    Setting(
+        "failure_value", "worst", FAILURE_ALLOWED, OPTIMIZER, "what the model sees at failed points"
+    ),
+    Setting(
+        "y_transform", "auto", Y_TRANSFORM_ALLOWED, OPTIMIZER, "how values become model targets"
+    ),
     Setting(
         "random_state",
         None,
-        Allowed("an integer >= 0", _check_seed, int, "N"),
+        Allowed("an integer >= 0", check_seed, int, "N"),
         RANDOM_STREAMS,
         "random seed",
         stored="seed",
@@ -371,7 +232,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "storage",
         None,
-        Allowed("a path", _check_storage, str, "FILE"),
+        Allowed("a path", check_storage, str, "FILE"),
         STORAGE,
         "SQLite file that records the study; one that holds it resumes it",
         stored="",
@@ -380,7 +241,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "resume_pending",
         "retry",
-        _RESUME_PENDING,
+        RESUME_PENDING_ALLOWED,
         OPTIMIZER,
         "what a resumed study does with trials asked and never told",
         stored="",
@@ -390,7 +251,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "direction",
         "minimize",
-        _choice(DIRECTIONS),
+        choice(DIRECTIONS),
         OPTIMIZER,
         "look for the largest value instead of the smallest",
         fixed_in_benchmarks=True,  # regret is measured on problems that are minimized
@@ -404,7 +265,7 @@ SETTINGS: tuple[Setting, ...] = (
         Allowed(
             "metric names to 'minimize' or 'maximize' (NAME:min or NAME:max)",
             check_objectives,
-            _read_objective,
+            read_objective,
             "NAME:{min,max}",
         ),
         OPTIMIZER,
@@ -433,7 +294,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "constraint_surrogate",
         "gp",
-        Allowed("a registered surrogate name", _check_surrogate_name, str, "NAME"),
+        Allowed("a registered surrogate name", check_surrogate_name, str, "NAME"),
         OPTIMIZER,
         "the model of each constraint: a name from `treebo list`",
         omit_default=True,
@@ -441,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "multi_objective",
         "parego",
-        _choice(MULTI_OBJECTIVE),
+        choice(MULTI_OBJECTIVE),
         PIPELINE,
         "how several objectives score a candidate",
         omit_default=True,

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from treebo import Optimizer, Real, minimize  # noqa: E402
 from treebo.plotting import plot_hypervolume, plot_pareto_front  # noqa: E402
-from treebo.results.inspection import (  # noqa: E402
+from treebo.results.front import (  # noqa: E402
     hypervolume_curve,
     hypervolume_reference,
     objective_values,

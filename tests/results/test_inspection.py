@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from treebo import Binary, Categorical, Integer, Real, Space, minimize
-from treebo.history import OptimizeResult
+from treebo.result import OptimizeResult
 from treebo.results.inspection import (
     dimension_grid,
     fit_surrogate,

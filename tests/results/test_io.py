@@ -175,7 +175,7 @@ def test_bad_sources_are_refused(tmp_path):
 DUMP_BIG = """
 import numpy as np
 import treebo
-from treebo.history import OptimizeResult
+from treebo.result import OptimizeResult
 
 treebo.dump(OptimizeResult(x=[0.0], fun=0.0, func_vals=np.zeros(50_000)), "result.pkl")
 """

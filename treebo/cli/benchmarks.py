@@ -26,7 +26,7 @@ from .usage import UsageError, check_surrogates, given_settings, parse_params
 
 if TYPE_CHECKING:
     from ..bench import RunSpec
-    from ..history import OptimizeResult
+    from ..result import OptimizeResult
 
 __all__ = [
     "cmd_list",

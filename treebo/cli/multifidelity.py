@@ -31,8 +31,8 @@ from . import study
 from .usage import UsageError
 
 if TYPE_CHECKING:
-    from ..history import OptimizeResult
     from ..multifidelity import Checkpoint
+    from ..result import OptimizeResult
 
 __all__ = ["add_budget_arguments", "wants_budgets", "minimize_user"]
 

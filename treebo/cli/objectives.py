@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .usage import format_table, given_settings
 
 if TYPE_CHECKING:
-    from ..history import OptimizeResult
+    from ..result import OptimizeResult
 
 __all__ = ["metric_names", "print_result", "show", "cell"]
 

@@ -30,7 +30,7 @@ from .objectives import cell, metric_names, print_result, show
 from .usage import add_setting_arguments, format_table, given_settings
 
 if TYPE_CHECKING:
-    from ..history import OptimizeResult
+    from ..result import OptimizeResult
     from ..space import Space
 
 __all__ = [

@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from ..failures import FailureWatch
-from ..history import OptimizeResult, Trial
+from ..history import Trial
 from ..loop import MIN_SYSTEMATIC, study_location
 from ..optimizer import Optimizer
 from ..parallel import Job as DriverJob
 from ..parallel import Workers, run_evaluations
+from ..result import OptimizeResult
 from ..space import Space
 from ..targets import training_values
 from .checkpoints import Checkpoint, checkpoint_path

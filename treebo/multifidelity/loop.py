@@ -17,10 +17,10 @@ from typing import Any
 
 from .._checks import check_choice, check_int, check_real
 from ..failures import GuardedObjective, check_catch
-from ..history import OptimizeResult
 from ..loop import interrupted_message
 from ..optimizer import Optimizer
 from ..parallel import Workers, resolve_executor
+from ..result import OptimizeResult
 from ..space import Space
 from ..surrogates import Surrogate, as_surrogate
 from .brackets import hyperband_brackets

@@ -1,12 +1,12 @@
 """Figures of a study with several objectives: its Pareto front and its hypervolume.
 
-Both take an :class:`~treebo.history.OptimizeResult` of a study made with
+Both take an :class:`~treebo.result.OptimizeResult` of a study made with
 ``objectives=`` or the path of its storage file, and return a
 ``matplotlib.figure.Figure`` (see :mod:`treebo.plotting.results` for how to
 show, save and close one). Values are drawn in the objectives' own units
 and directions. The numbers behind them are in :mod:`treebo.results.inspection`
-(:func:`~treebo.results.inspection.objective_values`,
-:func:`~treebo.results.inspection.hypervolume_curve`).
+(:func:`~treebo.results.front.objective_values`,
+:func:`~treebo.results.front.hypervolume_curve`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..results.inspection import (
+from ..results.front import (
     hypervolume_curve,
     hypervolume_reference,
     objective_values,
@@ -158,7 +158,7 @@ def plot_hypervolume(result: Source, *, reference: Any = None, ax: Axes | None =
         Of a study with ``objectives`` and a feasible evaluation.
     reference : array-like of shape (n_objectives,), optional
         In the objectives' own units; by default
-        :func:`~treebo.results.inspection.hypervolume_reference`: for each
+        :func:`~treebo.results.front.hypervolume_reference`: for each
         objective the worst feasible value plus 10% of the observed range,
         computed once from the whole study.
     ax : matplotlib Axes, optional

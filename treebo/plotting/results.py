@@ -1,6 +1,6 @@
 """Figures of a study's result: convergence, partial dependence, evaluations, importance.
 
-Every function takes an :class:`~treebo.history.OptimizeResult` or the path
+Every function takes an :class:`~treebo.result.OptimizeResult` or the path
 of a storage file (read with :func:`treebo.results.io.read_result`) and returns a
 ``matplotlib.figure.Figure`` made with pyplot (so ``plt.show()`` shows it and
 a notebook displays it); save it with ``fig.savefig("name.png")`` and close
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..history import OptimizeResult
+from ..result import OptimizeResult
 from ..results.inspection import (
     Importance,
     dimension_grid,

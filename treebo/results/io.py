@@ -1,6 +1,6 @@
 """Saving, loading and reading results: :func:`dump`, :func:`load`, :func:`read_result`.
 
-:func:`dump` and :func:`load` keep an :class:`~treebo.history.OptimizeResult`
+:func:`dump` and :func:`load` keep an :class:`~treebo.result.OptimizeResult`
 in a file with Python's :mod:`pickle`, so every field comes back as it was:
 the points with their categories of any type, the values (NaN for failed
 evaluations), the timings and the :class:`~treebo.space.Space`. A pickle can
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from ..files import write_atomically
-from ..history import OptimizeResult
 from ..metrics import Metrics
+from ..result import OptimizeResult
 from ..space import Space
 
 __all__ = ["dump", "load", "read_result", "as_result"]

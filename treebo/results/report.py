@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..files import write_atomically
-from ..history import OptimizeResult
 from ..metrics import Constraint
+from ..result import OptimizeResult
 from .io import as_result
 
 if TYPE_CHECKING:
