@@ -227,3 +227,40 @@ def test_damaged_metrics_in_a_stored_trial_are_named(tmp_path):
     conn.close()
     with pytest.raises(ValueError, match=r"trial 2: metrics .* \(allowed: a table of names"):
         Optimizer(SPACE, objectives=["cost"], random_state=0, storage=db)
+
+
+def _model_choice(p):
+    # Error against cost of two model families, each with its own conditional setting.
+    if p["kind"] == "linear":
+        error = 0.3 + 0.2 * (math.log10(p["alpha"]) + 1.5) ** 2 / 2.25
+        return {"error": error + 0.1 * (p["width"] - 0.3) ** 2, "cost": 1 + 2 * p["width"]}
+    error = 0.1 + 0.05 * (p["depth"] - 7) ** 2 / 36 + 0.2 * (p["width"] - 0.7) ** 2
+    return {"error": error, "cost": 2 + p["depth"] * (0.5 + p["width"])}
+
+
+def test_two_objectives_on_a_conditional_mixed_space_beat_random():
+    # Measured, 25 calls, hypervolume against (0.6, 10): treebo 3.76-3.91 on seeds 0-3,
+    # random search 3.52-3.80 on the same seeds, and ahead on every seed by 0.11-0.39.
+    from treebo import Categorical, Integer, Space
+
+    space = {
+        "kind": Categorical(["linear", "tree"]),
+        "alpha": Real(1e-3, 1.0, prior="log-uniform", active_if={"kind": ["linear"]}),
+        "depth": Integer(1, 10, active_if={"kind": ["tree"]}),
+        "width": Real(0.0, 1.0),
+    }
+    for seed in range(3):
+        res = minimize(
+            _model_choice,
+            space,
+            n_calls=25,
+            objectives=["error", "cost"],
+            random_state=seed,
+            **FAST,
+        )
+        assert all(("alpha" in x) == (x["kind"] == "linear") for x in res.x_iters)
+        random = np.array(
+            [[v["error"], v["cost"]] for v in map(_model_choice, Space(space).sample(25, seed))]
+        )
+        reference = [0.6, 10.0]
+        assert hypervolume(res.pareto_front, reference) > hypervolume(random, reference) + 0.08
