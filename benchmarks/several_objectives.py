@@ -205,29 +205,63 @@ def measure(record: dict, problem: MetricProblem, upto: int | None = None) -> fl
     return math.log10(max(gap, 1e-8))
 
 
-def report(records: list[dict]) -> None:
-    by_run = {(r["problem"], r["method"], r["seed"]): r for r in records}
-    methods = [m for m in METHODS if any(r["method"] == m for r in records)]
-    print(
-        "median over seeds (number of seeds); hypervolume (higher is better) for several "
-        "objectives, log10(best feasible - optimum) (lower is better) for one"
-    )
-    print(f"{'problem':16s}" + "".join(f"{m:>20s}" for m in methods))
+def summary(records: list[dict]) -> dict[str, dict[str, tuple[float, int, int]]]:
+    """Per problem and method: the median measure over seeds, the seeds run, the feasible ones.
+
+    The median is over the seeds with a feasible point (NaN when none had one).
+    """
+    out: dict[str, dict[str, tuple[float, int, int]]] = {}
     for name in METRIC_PROBLEMS:
         problem = get_metric_problem(name)
-        cells = []
-        for method in methods:
-            runs = [r for (p, m, _), r in sorted(by_run.items()) if p == name and m == method]
+        for method in METHODS:
+            runs = [r for r in records if r["problem"] == name and r["method"] == method]
+            if not runs:
+                continue
             values = [measure(r, problem) for r in runs]
             finite = [v for v in values if math.isfinite(v)]
-            if not runs:
-                cells.append("-")
+            median = float(np.median(finite)) if finite else math.nan
+            out.setdefault(name, {})[method] = (median, len(runs), len(finite))
+    return out
+
+
+def format_table(records: list[dict]) -> str:
+    """The docs page's table: one row per problem, one column per method, the best in bold."""
+    table = summary(records)
+    methods = [m for m in METHODS if any(m in row for row in table.values())]
+    lines = [
+        "| problem | measure | " + " | ".join(methods) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in methods) + " |",
+    ]
+    for name, row in table.items():
+        problem = get_metric_problem(name)
+        several = len(problem.objectives) > 1
+        finite = {m: v[0] for m, v in row.items() if math.isfinite(v[0])}
+        best = (max if several else min)(finite.values()) if finite else None
+        cells = []
+        for method in methods:
+            if method not in row:
+                cells.append("–")
                 continue
-            text = f"{np.median(finite):.4f}" if finite else "none feasible"
-            if len(problem.objectives) == 1:
-                text += f" f{len(finite)}/{len(runs)}"
-            cells.append(f"{text} ({len(runs)})")
-        print(f"{name:16s}" + "".join(f"{c:>20s}" for c in cells))
+            median, n_runs, n_feasible = row[method]
+            text = "none feasible" if not math.isfinite(median) else f"{median:.3f}"
+            if best is not None and median == best:
+                text = f"**{text}**"
+            if not several:
+                text += f" ({n_feasible}/{n_runs} feasible)"
+            elif n_runs < 10:
+                text += f" ({n_runs} seed{'s' if n_runs != 1 else ''})"
+            cells.append(text)
+        measure_text = "hypervolume ↑" if several else "log10 gap ↓"
+        lines.append(f"| {name} | {measure_text} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report(records: list[dict]) -> None:
+    print(
+        "median over seeds; hypervolume of the feasible front for several objectives, "
+        "log10(best feasible - optimum) over the seeds with a feasible point for one"
+    )
+    print(format_table(records))
 
 
 # -- the constrained optima --------------------------------------------------------------------

@@ -315,6 +315,29 @@ def bbob() -> dict[str, str]:
     return out
 
 
+# -- several objectives and constraints --------------------------------------------------------
+SEVERAL_OBJECTIVES = RESULTS / "several_objectives"
+
+
+def several_objectives() -> dict[str, str]:
+    """Several objectives and constraints: treebo against Optuna's samplers and random search."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import several_objectives as script  # the benchmark holds the table's code
+    finally:
+        sys.path.pop(0)
+    records = script.read_records(SEVERAL_OBJECTIVES)
+    if not records:
+        folder = SEVERAL_OBJECTIVES.relative_to(ROOT)
+        return {"several_objectives_table": f"No run recorded yet: `{folder}/` holds no record."}
+    return {
+        "several_objectives_table": script.format_table(records)
+        + "\n\n"
+        + f"{len(records)} run records. "
+        + _source(SEVERAL_OBJECTIVES, command=True)
+    }
+
+
 # -- timing ----------------------------------------------------------------------------------
 GOALS = {
     "bwo": "≤ 1.5x, < 1 s",
@@ -730,6 +753,7 @@ GENERATORS = (
     sglb_temperature,
     ngboost_bart_settings,
     parallel,
+    several_objectives,
 )
 
 
