@@ -189,6 +189,9 @@ class Metrics:
         1 for a minimized objective, -1 for a maximized one: the study
         minimizes ``signs * values``.
     constraints : tuple of Constraint
+    needed : tuple of str
+        The metrics every evaluation must return: the objectives, then the
+        other constrained metrics.
     """
 
     def __init__(self, objectives: Mapping[str, str], constraints: Sequence[str] | None = None):
@@ -196,7 +199,7 @@ class Metrics:
         self.names = tuple(objectives)
         self.signs = np.array([1.0 if d == "minimize" else -1.0 for d in objectives.values()])
         self.constraints = tuple(Constraint.parse(c) for c in check_constraints(constraints) or ())
-        self._needed = tuple(dict.fromkeys([*self.names, *(c.metric for c in self.constraints)]))
+        self.needed = tuple(dict.fromkeys([*self.names, *(c.metric for c in self.constraints)]))
 
     def __repr__(self) -> str:
         return f"Metrics({self.directions}, constraints={[str(c) for c in self.constraints]})"
@@ -238,11 +241,11 @@ class Metrics:
                 None,
                 (
                     f"objective returned {type(y).__name__} {excerpt(y)}, not a dict of "
-                    f"metrics holding {list(self._needed)}"
+                    f"metrics holding {list(self.needed)}"
                 ),
             )
         metrics: dict[str, float] = {}
-        for name in self._needed:
+        for name in self.needed:
             if name not in y:
                 return None, None, f"objective's dict has no metric {name!r}"
             value, problem = as_value(y[name])

@@ -45,14 +45,13 @@ def metric_names(args: argparse.Namespace) -> list[str] | None:
     ValueError
         For an objective or a constraint that is not allowed.
     """
-    from ..metrics import Constraint, check_objectives
+    from ..metrics import Metrics, check_objectives
 
     settings = given_settings(args)
     objectives = check_objectives(settings.get("objectives"), "--objective")
     if objectives is None:
         return None
-    limited = [Constraint.parse(text).metric for text in settings.get("constraints") or ()]
-    return list(dict.fromkeys([*objectives, *limited]))
+    return list(Metrics(objectives, settings.get("constraints")).needed)
 
 
 def print_result(result: OptimizeResult) -> None:

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from ..acquisition import AcquisitionMaximizer
 from ..acquisition.maximizer import UnseenFilter
 from ..space import Space
-from ..surrogates import Prediction, Surrogate
+from ..surrogates import Prediction, Surrogate, fitted_clone
 from ..surrogates.base import PredictiveModel
 from ..targets import transform_targets
 
@@ -227,10 +226,7 @@ class ModelStep(Step):
         PredictiveModel
             Fitted; it predicts on the scale of ``z``.
         """
-        model = clone(data.surrogate)
-        if data.seed is not None and model.seeded:
-            model.set_params(random_state=data.seed)
-        return model.fit(data.X, z)
+        return fitted_clone(data.surrogate, data.X, z, data.seed)
 
     def candidates(self, data: StepData, incumbent: int) -> np.ndarray:
         """The unseen candidates this step scores (default: the ask's shared pool).

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import log_ndtr
-from sklearn.base import clone
 
 from .._checks import check_choice
-from ..surrogates import Surrogate
+from ..surrogates import Surrogate, fitted_clone
 
 __all__ = [
     "chebyshev_values",
@@ -100,10 +99,7 @@ class FeasibilityModel:
             c = violations[:, j]
             # Scaled, not centred: the limit stays at 0 on the model's scale.
             scale = float(np.std(c)) or float(np.max(np.abs(c))) or 1.0
-            model = clone(surrogate)
-            if seed is not None and model.seeded:
-                model.set_params(random_state=seed)
-            self.models.append(model.fit(X, c / scale))
+            self.models.append(fitted_clone(surrogate, X, c / scale, seed))
             self.scales.append(scale)
 
     def log_probability(self, points: np.ndarray) -> np.ndarray:

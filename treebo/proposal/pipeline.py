@@ -7,12 +7,11 @@ import time
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from ..acquisition import AcquisitionMaximizer, rows_in, unique_rows
 from ..pareto import non_dominated
 from ..space import Space, SpaceExhausted
-from ..surrogates import Surrogate
+from ..surrogates import Surrogate, fitted_clone
 from ..targets import Y_TRANSFORMS, check_failure_value, training_values, transform_targets
 from .base import Proposal, Step, StepData
 from .explore import ExploreStep
@@ -434,12 +433,9 @@ class _HypervolumeModels:
         low, high = Y[told].min(axis=0), Y[told].max(axis=0)
         scaled = (Y - low) / np.where(high > low, high - low, 1.0)
         self.front = scaled[complete]
-        self.models = []
-        for j in range(Y.shape[1]):
-            model = clone(surrogate)
-            if seed is not None and model.seeded:
-                model.set_params(random_state=seed)
-            self.models.append(model.fit(X[told], scaled[told, j]))
+        self.models = [
+            fitted_clone(surrogate, X[told], scaled[told, j], seed) for j in range(Y.shape[1])
+        ]
 
     def score(self, lies: np.ndarray, rng: np.random.Generator) -> HypervolumeScore:
         """The score of one proposal: the batch's earlier points join the front at their means."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..metrics import Metrics
 from ..pareto import hypervolume
 from ..result import OptimizeResult
 from .io import as_result
@@ -49,11 +50,8 @@ def objective_values(result: Source) -> tuple[np.ndarray, np.ndarray]:
     result = as_result(result)
     if "objectives" not in result:
         raise ValueError("the result has no objectives: it is of a study made without objectives=")
-    names = list(result["objectives"])
-    values = np.full((len(result["metrics"]), len(names)), np.nan)
-    for i, row in enumerate(result["metrics"]):
-        if row is not None:
-            values[i] = [row[name] for name in names]
+    metrics = _metrics(result)
+    values = metrics.objective_matrix(result["metrics"]) * metrics.signs
     return values, np.asarray(result["feasible"], dtype=bool)
 
 
@@ -131,5 +129,11 @@ def hypervolume_curve(result: Source, reference: Any = None) -> np.ndarray:
     return out
 
 
+def _metrics(result: OptimizeResult) -> Metrics:
+    return Metrics(
+        dict(zip(result["objectives"], result["directions"])), result["constraints"] or None
+    )
+
+
 def _signs(result: OptimizeResult) -> np.ndarray:
-    return np.array([1.0 if d == "minimize" else -1.0 for d in result["directions"]])
+    return _metrics(result).signs

@@ -24,6 +24,7 @@ __all__ = [
     "surrogate_class",
     "surrogate_class_name",
     "missing_extra",
+    "fitted_clone",
 ]
 
 # The base classes come from .base on first use (PEP 562): it imports scikit-learn,
@@ -228,3 +229,29 @@ def as_surrogate(surrogate: Any, params: dict | None = None) -> Surrogate:
     raise ValueError(
         f"surrogate must be a registered name or a Surrogate instance, got {surrogate!r}"
     )
+
+
+def fitted_clone(surrogate: Surrogate, X: Any, y: Any, seed: int | None = None) -> Surrogate:
+    """A clone of an unfitted surrogate, seeded when it takes a seed, fitted on ``(X, y)``.
+
+    Parameters
+    ----------
+    surrogate : Surrogate
+        Left unfitted.
+    X : array-like of shape (n_points, n_columns)
+    y : array-like of shape (n_points,)
+    seed : int, optional
+        Its ``random_state``, for a surrogate that has one
+        (:attr:`~treebo.surrogates.Surrogate.seeded`).
+
+    Returns
+    -------
+    Surrogate
+        Fitted.
+    """
+    from sklearn.base import clone
+
+    model = clone(surrogate)
+    if seed is not None and model.seeded:
+        model.set_params(random_state=seed)
+    return model.fit(X, y)
