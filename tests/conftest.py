@@ -31,6 +31,23 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def _scikit_learn_config():
+    """Each test starts from scikit-learn's configuration as the previous one found it.
+
+    A real SIGINT in the Ctrl-C tests can land inside ``sklearn.config_context``
+    during a surrogate's fit, between its change of the (thread-local)
+    configuration and the ``try`` that undoes it; the interrupted run then leaves
+    ``skip_parameter_validation=True`` behind, and a later test of parameter
+    checks would see no check.
+    """
+    import sklearn
+
+    before = sklearn.get_config()
+    yield
+    sklearn.set_config(**before)
+
+
 # -- an unprivileged child, for permission faults --------------------------------------
 
 _UNPRIVILEGED = 65534  # "nobody": a user without root's disregard of permission bits
