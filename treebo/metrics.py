@@ -62,6 +62,15 @@ class Constraint:
     def parse(cls, text: str) -> Constraint:
         """Read ``"name <= bound"`` or ``"name >= bound"``.
 
+        Parameters
+        ----------
+        text : str
+            The metric's name, ``<=`` or ``>=``, and a finite number.
+
+        Returns
+        -------
+        Constraint
+
         Raises
         ------
         ValueError
@@ -80,7 +89,18 @@ class Constraint:
         return f"{self.metric} {self.op} {self.bound!r}"
 
     def violation(self, values: np.ndarray) -> np.ndarray:
-        """How far ``values`` of the metric are outside the limit: at most 0 where it holds."""
+        """How far values of the metric are outside the limit: at most 0 where it holds.
+
+        Parameters
+        ----------
+        values : ndarray
+            Values of the metric.
+
+        Returns
+        -------
+        ndarray
+            Of the shape of ``values``.
+        """
         return values - self.bound if self.op == "<=" else self.bound - values
 
 
@@ -278,6 +298,11 @@ class Metrics:
 
     def violations(self, metrics: Sequence[Mapping[str, float] | None]) -> np.ndarray:
         """Each constraint's violation per trial (at most 0 where it holds); NaN for failures.
+
+        Parameters
+        ----------
+        metrics : list of dict or None
+            Each trial's metrics (None for a failed one).
 
         Returns
         -------

@@ -71,7 +71,16 @@ def chebyshev_values(Y: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def total_violation(violations: np.ndarray) -> np.ndarray:
-    """The sum of each row's positive violations (0 where every constraint holds; NaN stays NaN)."""
+    """The sum of each row's positive violations (0 where every constraint holds; NaN stays NaN).
+
+    Parameters
+    ----------
+    violations : ndarray of shape (n_points, n_constraints)
+
+    Returns
+    -------
+    ndarray of shape (n_points,)
+    """
     return np.clip(violations, 0.0, None).sum(axis=1)
 
 
@@ -153,7 +162,16 @@ class ObjectiveScoring:
         return {"multi_objective": self.multi_objective}
 
     def uses_hypervolume(self, n_objectives: int) -> bool:
-        """Whether candidates are scored by the expected hypervolume improvement."""
+        """Whether candidates are scored by the expected hypervolume improvement.
+
+        Parameters
+        ----------
+        n_objectives : int
+
+        Returns
+        -------
+        bool
+        """
         return self.multi_objective == "ehvi" and n_objectives == 2
 
 
