@@ -21,7 +21,7 @@ from ..results.front import (
     objective_values,
 )
 from ..results.io import as_result
-from .results import Source
+from .results import Source, pyplot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -38,16 +38,6 @@ _FRONT: dict[str, Any] = {
     "edgecolor": "k",
     "linewidth": 0.5,
 }
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise ImportError(
-            "treebo's plots need matplotlib; install it with: pip install 'treebo[plot]'"
-        ) from error
-    return plt
 
 
 def plot_pareto_front(result: Source, *, ax: Axes | None = None) -> Figure:
@@ -74,7 +64,7 @@ def plot_pareto_front(result: Source, *, ax: Axes | None = None) -> Figure:
         (crosses) and ``"front"`` (the Pareto front); with two objectives,
         the line with gid ``"front-line"``. Failed evaluations are not drawn.
     """
-    plt = _pyplot()
+    plt = pyplot()
     result = as_result(result)
     values, feasible = objective_values(result)
     names = list(result["objectives"])
@@ -170,7 +160,7 @@ def plot_hypervolume(result: Source, *, reference: Any = None, ax: Axes | None =
         x = k, as a step after each evaluation; the title gives the
         reference point.
     """
-    plt = _pyplot()
+    plt = pyplot()
     result = as_result(result)
     if reference is None:
         reference = hypervolume_reference(result)

@@ -52,7 +52,8 @@ _LABEL_CHARS = 12
 _MISSING = object()
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot``, or an ImportError naming the ``[plot]`` extra."""
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
@@ -96,7 +97,7 @@ def plot_convergence(
         and direction over the feasible evaluations only; the infeasible
         ones are grey crosses (gid ``"infeasible"``).
     """
-    plt = _pyplot()
+    plt = pyplot()
     named = _named_sources(results, labels)
     if ax is None:
         fig = plt.figure(figsize=(6.0, 4.0), layout="constrained")
@@ -201,7 +202,7 @@ def plot_objective(
         ``n x n`` axes for ``n`` dimensions (the ones above the diagonal
         hidden).
     """
-    plt = _pyplot()
+    plt = pyplot()
     result = as_result(result)
     space = result.space
     indices = _dimension_indices(space, dimensions)
@@ -279,7 +280,7 @@ def plot_evaluations(
         position so that repeated points stay visible), the best point as a
         red star.
     """
-    plt = _pyplot()
+    plt = pyplot()
     result = as_result(result)
     space = result.space
     indices = _dimension_indices(space, dimensions)
@@ -349,7 +350,7 @@ def plot_importance(
         One bar per dimension, of length its importance (the shares sum
         to 1).
     """
-    plt = _pyplot()
+    plt = pyplot()
     if not isinstance(result, Importance):
         result = parameter_importance(result, model=model, random_state=random_state)
     order = np.argsort(result.importance, kind="stable")
