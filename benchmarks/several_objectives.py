@@ -335,7 +335,8 @@ def main() -> None:
     if args.report:
         report(read_records(args.records.parent))
         return
-    done = {(r["problem"], r["method"], r["seed"]) for r in read_records(args.records)}
+    # A run recorded in any file of the folder is done (a grid may be split over files).
+    done = {(r["problem"], r["method"], r["seed"]) for r in read_records(args.records.parent)}
     # Seed by seed, so that a grid cut short has every problem and method at the same seeds.
     for seed in _seeds(args.seeds):
         for name in args.problems:
