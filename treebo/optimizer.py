@@ -22,6 +22,7 @@ from .history import History, Trial
 from .initial_design import InitialDesign
 from .metrics import Metrics
 from .proposal import ProposalPipeline
+from .proposal.outcomes import constraint_model
 from .random_streams import RandomStreams
 from .result import OptimizeResult
 from .resume import PendingRetries
@@ -118,8 +119,10 @@ local_center_spacing
         all hold; the result's best points are feasible ones.
     constraint_surrogate : str, default "gp"
         The model of each constraint, a name from
-        :func:`~treebo.surrogates.available_surrogates`; the acquisition is
-        weighted by the probability that every constraint holds.
+        :func:`~treebo.surrogates.available_surrogates` (``"gp"`` fitted
+        from one start: :func:`~treebo.proposal.outcomes.constraint_model`);
+        the acquisition is weighted by the probability that every
+        constraint holds.
     multi_objective : {"parego", "ehvi"}, default "parego"
         How candidates are scored with several objectives:
         :class:`~treebo.proposal.outcomes.ObjectiveScoring`.
@@ -189,7 +192,7 @@ local_center_spacing
         self.metrics = _as_metrics(settings, self.pipeline)
         self._constraint_surrogate = None
         if self.metrics is not None and self.metrics.constraints:
-            self._constraint_surrogate = as_surrogate(settings["constraint_surrogate"])
+            self._constraint_surrogate = constraint_model(settings["constraint_surrogate"])
         self.random_state = random_state
         self._streams = RandomStreams(random_state)
         self.storage = _as_storage(storage)

@@ -9,11 +9,14 @@ from treebo.proposal import ProposalPipeline
 from treebo.proposal.outcomes import (
     FeasibilityModel,
     ObjectiveScoring,
+    add_log_feasibility,
     chebyshev_values,
+    constraint_model,
     hypervolume_improvement,
     total_violation,
 )
 from treebo.surrogates import make_surrogate
+from treebo.surrogates.gp import GaussianProcessSurrogate
 
 
 def test_chebyshev_values_scale_each_objective_and_keep_failures():
@@ -54,6 +57,51 @@ def test_feasibility_is_high_inside_the_limit_and_low_outside():
     inside, outside = np.array([[0.1, 0.1]]), np.array([[0.9, 0.9]])
     assert model.log_probability(inside)[0] > np.log(0.95)
     assert model.log_probability(outside)[0] < np.log(0.05)
+
+
+def test_feasibility_near_a_limit_is_resolved_by_the_gp():
+    # A GP's variance at a linear limit it has seen 120 times is tiny: 1e-4 inside the
+    # limit (of spread ~0.4) is feasible, 1e-4 outside it is not (measured: P = 0.98 and
+    # 0.02). The forest's floor of 1e-3 of the spread would leave both near one half
+    # (0.59 and 0.41).
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(120, 2))
+    violations = (X.sum(axis=1) - 1.0)[:, None]
+    model = FeasibilityModel(constraint_model("gp"), X, violations, seed=0)
+    near = np.array([[0.5, 0.5 - 1e-4], [0.5, 0.5 + 1e-4]])
+    inside, outside = model.log_probability(near)
+    assert inside > np.log(0.9) and outside < np.log(0.1)
+
+
+def test_the_constraints_gp_fits_once_on_a_subset():
+    gp = constraint_model("gp")
+    assert isinstance(gp, GaussianProcessSurrogate)
+    assert gp.n_restarts == 0 and gp.max_fit_samples == 100
+    assert type(constraint_model("bwo")).__name__ == "BwOForestSurrogate"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_log_feasibility_is_exact_for_the_best_candidates(seed):
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(size=(20_000, 3))
+    scores = -np.sum((points - 0.6) ** 2, axis=1)
+    scores[rng.integers(len(scores), size=50)] = -np.inf
+    calls = []
+
+    def log_probability(rows):
+        calls.append(len(rows))
+        return np.minimum(0.0, -50.0 * (rows[:, 0] + rows[:, 1] - 1.0))  # a + b <= 1
+
+    full = scores + log_probability(points)
+    calls.clear()
+    out = add_log_feasibility(scores, points, log_probability, n_exact=5)
+    best = np.argsort(-full, kind="stable")[:5]
+    assert np.argsort(-out, kind="stable")[:5].tolist() == best.tolist()
+    assert np.array_equal(out[best], full[best])
+    # Every other candidate is at most its total, and below the fifth best.
+    assert np.all(out <= full)
+    assert np.all(np.delete(out, best) <= full[best[-1]])
+    assert sum(calls) < len(points) / 2  # the point of it
 
 
 def test_multi_objective_is_checked_like_every_setting():

@@ -27,6 +27,7 @@ from ..space import Space
 from ..surrogates import Prediction, Surrogate, fitted_clone
 from ..surrogates.base import PredictiveModel
 from ..targets import transform_targets
+from .outcomes import add_log_feasibility
 
 __all__ = ["StepData", "Proposal", "Step", "ModelStep"]
 
@@ -117,7 +118,7 @@ class StepData:
         else:
             scores = maximizer.score(prediction, best)
         if self.log_feasibility is not None:
-            scores = scores + self.log_feasibility(points)
+            scores = add_log_feasibility(scores, points, self.log_feasibility)
         return scores
 
     def incumbent(self, z: np.ndarray) -> int:

@@ -18,6 +18,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from ..._checks import check_choice, check_int
 from ...proposal import ProposalPipeline
+from ...proposal.outcomes import constraint_model
 from ...space import SpaceExhausted
 from ...surrogates import Surrogate, as_surrogate
 from ...targets import Y_TRANSFORMS, check_failure_value, check_strategy
@@ -263,7 +264,7 @@ class TreeBOSampler(BaseSampler):
                 )
             warnings.warn(_CONSTRAINTS_FUNC_WARNING, FutureWarning, stacklevel=2)
         self._constraints_func = constraints_func
-        self._constraint_surrogate = as_surrogate(constraint_surrogate, None)
+        self._constraint_surrogate = constraint_model(constraint_surrogate)
         self._seed = seed if seed is not None else fresh_seed()
         self._independent_sampler = independent_sampler
         self._constant_liar = bool(constant_liar)
