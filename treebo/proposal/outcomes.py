@@ -41,10 +41,10 @@ __all__ = [
 CHEBYSHEV_RHO = 0.05
 
 #: The GP of a constraint (``constraint_surrogate="gp"``): one marginal-likelihood start on
-#: at most 100 points, refined on all of them. Every constraint of every proposal is
-#: fitted, so the default GP's three starts on every point would cost each constraint
-#: about 10 times the forest of the objective (docs/design.md, "Several objectives and
-#: constraints", measures both).
+#: at most 100 points, refined on all of them. Every proposal fits every constraint, and
+#: the GP surrogate's three starts on every point cost each constraint 3 to 5 times a
+#: whole single-objective ask at 200 points (docs/design.md, "Several objectives and
+#: constraints").
 _CONSTRAINT_GP_FIT_SAMPLES = 100
 
 #: Candidates, in decreasing order of their score, whose feasibility is predicted at
@@ -53,11 +53,8 @@ _FEASIBILITY_BLOCK = 2048
 
 #: Standard deviations of a constraint's prediction are at least this share of the
 #: constraint's spread on the data: a forest whose trees agree is not certain. A smooth
-#: model's (the GP's) variance already says what it knows, and its floor is only there
-#: to keep the division finite: at 1e-3, the floor blurred the limit of the pressure
-#: vessel's volume (spread about 1e7, limit 1.3e6) over about 1% of the volume, and the
-#: best feasible cost stalled 10^1.7 above the optimum (seed 0, 100 calls) instead of
-#: 10^0.57 at 1e-6.
+#: model's (the GP's) variance already says what it knows; its floor only keeps the
+#: division finite (the forest's floor stalled the pressure vessel: docs/design.md).
 _MIN_RELATIVE_STD = 1e-3
 _MIN_RELATIVE_STD_SMOOTH = 1e-6
 
